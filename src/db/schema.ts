@@ -1,0 +1,113 @@
+import { sql } from 'drizzle-orm';
+import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+
+// ---------------------------------------------------------------------------------------------
+// Access tokens. Only the SHA-256 of a token is kept; the token itself is shown once on creation.
+// ---------------------------------------------------------------------------------------------
+export const tokens = sqliteTable(
+  'tokens',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    permissions: text('permissions', { mode: 'json' }).$type<string[]>().notNull(),
+    tokenHash: text('token_hash').notNull(),
+    createdAt: text('created_at').notNull(),
+    revokedAt: text('revoked_at'),
+  },
+  (t) => [uniqueIndex('tokens_token_hash').on(t.tokenHash)],
+);
+
+/** Org settings as JSON documents by key (e.g. `servicelevel`). */
+export const settings = sqliteTable('settings', {
+  key: text('key').primaryKey(),
+  value: text('value', { mode: 'json' }).notNull(),
+  updatedAt: text('updated_at').notNull(),
+});
+
+// ---------------------------------------------------------------------------------------------
+// Conversation observations.
+//
+// `conversations` is the raw store: one row per conversation holding every observation derived
+// from it (compact JSON, see analytics/ingest/observation-codec.ts). It is the idempotency index
+// (an observation's key lives in its conversation's row) and the source for queries that the
+// rollups cannot answer. Rows are found by time through `first_emit`.
+// ---------------------------------------------------------------------------------------------
+export const conversations = sqliteTable(
+  'conversations',
+  {
+    id: text('id').primaryKey(),
+    firstEmit: integer('first_emit').notNull(),
+    lastEmit: integer('last_emit').notNull(),
+    /** Bumped on every write; ingest uses it to detect a concurrent writer (optimistic lock). */
+    version: integer('version').notNull(),
+    data: text('data').notNull(),
+  },
+  (t) => [index('conversations_first_emit').on(t.firstEmit)],
+);
+
+/** Dictionary of dimension values used by the rollups: (dimension, value) -> small integer. */
+export const dimValues = sqliteTable(
+  'dim_values',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    dim: text('dim').notNull(),
+    value: text('value').notNull(),
+  },
+  (t) => [uniqueIndex('dim_values_dim_value').on(t.dim, t.value)],
+);
+
+/**
+ * Pre-aggregated rollups, time-partitioned by `slot` (UTC epoch ms of the cell's start) at three
+ * resolutions (`res`: slot width in minutes: 15, 60, 1440). A dimension id of 0 means "absent".
+ * count/sum/min/max stay exact because ingest only ever adds observations it has not seen.
+ */
+const cellColumns = {
+  res: integer('res').notNull(),
+  slot: integer('slot').notNull(),
+  metric: integer('metric').notNull(),
+  media: integer('media').notNull(),
+  cnt: integer('cnt').notNull(),
+  sum: integer('sum').notNull(),
+  mn: integer('mn').notNull(),
+  mx: integer('mx').notNull(),
+};
+
+export const aggMedia = sqliteTable('agg_media', cellColumns, (t) => [
+  primaryKey({ columns: [t.res, t.slot, t.metric, t.media] }),
+]);
+
+export const aggQueue = sqliteTable(
+  'agg_queue',
+  { ...cellColumns, direction: integer('direction').notNull(), queue: integer('queue').notNull() },
+  (t) => [primaryKey({ columns: [t.res, t.slot, t.metric, t.media, t.direction, t.queue] })],
+);
+
+export const aggUser = sqliteTable(
+  'agg_user',
+  {
+    ...cellColumns,
+    direction: integer('direction').notNull(),
+    queue: integer('queue').notNull(),
+    user: integer('user').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.res, t.slot, t.metric, t.media, t.direction, t.queue, t.user] }),
+    index('agg_user_by_user').on(t.user, t.res, t.slot),
+  ],
+);
+
+/**
+ * An ingest batch inserts the number of conversations that changed since it read them; the CHECK
+ * makes a non-zero count abort the whole D1 batch (a transaction), so the writer retries.
+ */
+export const ingestGuard = sqliteTable(
+  'ingest_guard',
+  { conflicts: integer('conflicts').notNull() },
+  (t) => [check('ingest_guard_no_conflicts', sql`${t.conflicts} = 0`)],
+);
+
+/** Small integer facts about the data, e.g. the longest conversation span seen (bounds raw scans). */
+export const meta = sqliteTable('meta', {
+  key: text('key').primaryKey(),
+  value: integer('value').notNull(),
+});

@@ -1,0 +1,74 @@
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+
+/**
+ * Genesys Cloud's ErrorBody codes, plus the few this service adds (`payload.too.large`,
+ * `service.unavailable`, `webhook.inactive`, `conflict`). Every error answer of every
+ * route carries one of these in `code`.
+ */
+export type ErrorCode =
+  | 'bad.request'
+  | 'invalid.value'
+  | 'invalid.date'
+  | 'authentication.required'
+  | 'bad.credentials'
+  | 'missing.permissions'
+  | 'not.found'
+  | 'method.not.allowed'
+  | 'conflict'
+  | 'payload.too.large'
+  | 'unsupported.media.type'
+  | 'too.many.requests'
+  | 'internal.server.error'
+  | 'service.unavailable'
+  | 'webhook.inactive';
+
+export interface ErrorDetail {
+  errorCode: string;
+  fieldName?: string;
+}
+
+/** Wire shape of every error answer (Genesys' ErrorBody, the fields this service fills). */
+export interface ErrorBody {
+  message: string;
+  code: ErrorCode;
+  status: number;
+  contextId: string;
+  details: ErrorDetail[];
+  errors: ErrorBody[];
+}
+
+/** The one exception type routes throw; `onError` turns it into an ErrorBody. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: ContentfulStatusCode,
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: ErrorDetail[] = [],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+
+  static invalidValue(fieldName: string, message: string): ApiError {
+    return new ApiError(400, 'invalid.value', message, [{ errorCode: 'invalid.value', fieldName }]);
+  }
+
+  static invalidDate(fieldName: string, message: string): ApiError {
+    return new ApiError(400, 'invalid.date', message, [{ errorCode: 'invalid.date', fieldName }]);
+  }
+
+  static notFound(message = 'The requested resource was not found.'): ApiError {
+    return new ApiError(404, 'not.found', message);
+  }
+}
+
+export function errorBody(error: ApiError, contextId: string): ErrorBody {
+  return {
+    message: error.message,
+    code: error.code,
+    status: error.status,
+    contextId,
+    details: error.details,
+    errors: [],
+  };
+}

@@ -1,0 +1,62 @@
+import { createMiddleware } from 'hono/factory';
+import { and, eq, isNull } from 'drizzle-orm';
+import { ApiError } from './api-error';
+import type { AppEnv, Principal } from './context';
+import { secretsEqual, sha256Hex } from './secrets';
+import { tokens } from '../db/schema';
+import { PERMISSIONS, type Permission } from '../tokens/permissions';
+
+const ADMIN: Principal = { tokenId: 'admin', permissions: new Set(PERMISSIONS) };
+
+/** Extracts the bearer token; a missing or non-Bearer Authorization header carries no token. */
+export function bearerToken(header: string | undefined): string | undefined {
+  const match = /^Bearer[ \t]+([^\s]+)[ \t]*$/i.exec(header ?? '');
+  return match?.[1];
+}
+
+/**
+ * Resolves the request's principal from `Authorization: Bearer <token>`: ADMIN_TOKEN holds every
+ * permission; other tokens are found by their SHA-256 and must not be revoked.
+ */
+export async function resolvePrincipal(env: Env, db: AppEnv['Variables']['db'], token: string): Promise<Principal | undefined> {
+  if (env.ADMIN_TOKEN && (await secretsEqual(token, env.ADMIN_TOKEN))) return ADMIN;
+  const hash = await sha256Hex(token);
+  const row = await db
+    .select({ id: tokens.id, permissions: tokens.permissions })
+    .from(tokens)
+    .where(and(eq(tokens.tokenHash, hash), isNull(tokens.revokedAt)))
+    .get();
+  if (!row) return undefined;
+  return { tokenId: row.id, permissions: new Set(row.permissions as Permission[]) };
+}
+
+export async function authenticate(c: { env: Env; var: AppEnv['Variables'] }, header: string | undefined): Promise<Principal> {
+  const token = bearerToken(header);
+  if (!token) {
+    throw new ApiError(401, 'authentication.required', 'No authentication bearer token specified in authorization header.');
+  }
+  const principal = await resolvePrincipal(c.env, c.var.db, token);
+  if (!principal) throw new ApiError(401, 'bad.credentials', 'Invalid login credentials.');
+  return principal;
+}
+
+export function assertPermission(principal: Principal, permission: Permission): void {
+  if (!principal.permissions.has(permission)) {
+    throw new ApiError(
+      403,
+      'missing.permissions',
+      `Unable to perform the requested action. You are missing the following permission(s): ${permission}`,
+      [{ errorCode: 'missing.permissions', fieldName: permission }],
+    );
+  }
+}
+
+/** Route middleware: authenticate the bearer token, then require `permission`. */
+export function requirePermission(permission: Permission) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const principal = await authenticate(c, c.req.header('Authorization'));
+    assertPermission(principal, permission);
+    c.set('principal', principal);
+    await next();
+  });
+}

@@ -1,0 +1,11 @@
+/** Every permission a token can hold. ADMIN_TOKEN holds all of them. */
+export const PERMISSIONS = [
+  'analytics:conversationAggregate:view',
+  'analytics:conversation:ingest',
+  'analytics:settings:edit',
+  'tokens:manage',
+  'chat:admin',
+  'chat:read',
+] as const;
+
+export type Permission = (typeof PERMISSIONS)[number];

@@ -1,0 +1,29 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { ApiError } from '../http/api-error';
+import { requirePermission } from '../http/auth';
+import type { AppEnv } from '../http/context';
+import { jsonBody } from '../http/json-body';
+import { validJson } from '../http/validate';
+import { PERMISSIONS } from './permissions';
+import { createToken, listTokens, revokeToken } from './tokens.store';
+
+export const TOKEN_LIMITS = { nameLength: 100, bodyBytes: 16 * 1024 } as const;
+
+const createTokenSchema = z.object({
+  name: z.string().trim().min(1).max(TOKEN_LIMITS.nameLength),
+  permissions: z.array(z.enum(PERMISSIONS)).min(1).max(PERMISSIONS.length * 2),
+});
+
+export const tokensRoutes = new Hono<AppEnv>()
+  .post('/api/v1/tokens', requirePermission('tokens:manage'), jsonBody(TOKEN_LIMITS.bodyBytes), validJson(createTokenSchema), async (c) => {
+    const { name, permissions } = c.req.valid('json');
+    return c.json(await createToken(c.var.db, name, permissions), 201);
+  })
+  .get('/api/v1/tokens', requirePermission('tokens:manage'), async (c) => {
+    return c.json({ entities: await listTokens(c.var.db) });
+  })
+  .delete('/api/v1/tokens/:id', requirePermission('tokens:manage'), async (c) => {
+    if (!(await revokeToken(c.var.db, c.req.param('id')))) throw ApiError.notFound('No token has this id.');
+    return c.body(null, 204);
+  });

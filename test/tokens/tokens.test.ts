@@ -1,0 +1,57 @@
+import { env } from 'cloudflare:test';
+import { describe, expect, it } from 'vitest';
+import { createToken, expectError, send } from '../helpers';
+
+async function sha256Hex(text: string): Promise<string> {
+  const d = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
+  return [...new Uint8Array(d)].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+describe('bearer authentication', () => {
+  it('requires a token on /api routes', async () => {
+    expectError(await send('GET', '/api/v1/tokens', { token: null }), 401, 'authentication.required');
+  });
+
+  it('treats a non-Bearer Authorization header as no token', async () => {
+    const res = await send('GET', '/api/v1/tokens', { token: null, headers: { Authorization: 'Basic dXNlcjpwYXNz' } });
+    expectError(res, 401, 'authentication.required');
+  });
+
+  it('rejects an unknown token with bad.credentials', async () => {
+    expectError(await send('GET', '/api/v1/tokens', { token: 'sbt_unknown' }), 401, 'bad.credentials');
+  });
+
+  it('answers 403 missing.permissions naming the permission the token lacks', async () => {
+    const { token } = await createToken(['analytics:conversationAggregate:view']);
+    const res = await send('GET', '/api/v1/tokens', { token });
+    expectError(res, 403, 'missing.permissions', 'tokens:manage');
+    expect(res.body.message).toContain('tokens:manage');
+  });
+});
+
+describe('token management', () => {
+  it('returns the token once and stores only its SHA-256', async () => {
+    const created = await createToken(['tokens:manage'], 'ops');
+    expect(created).toMatchObject({ name: 'ops', permissions: ['tokens:manage'] });
+    expect(created.token).toMatch(/^sbt_[A-Za-z0-9_-]{43}$/);
+    const row = await env.DB.prepare('SELECT * FROM tokens WHERE id = ?').bind(created.id).first<Record<string, string>>();
+    expect(row!.token_hash).toBe(await sha256Hex(created.token));
+    expect(JSON.stringify(row)).not.toContain(created.token);
+
+    const list = await send('GET', '/api/v1/tokens');
+    const listed = list.body.entities.find((t: { id: string }) => t.id === created.id);
+    expect(listed).toMatchObject({ id: created.id, name: 'ops' });
+    expect(listed.token).toBeUndefined();
+  });
+
+  it('lets a created token act within its permissions, and not after it is revoked', async () => {
+    const { id, token } = await createToken(['tokens:manage']);
+    expect((await send('GET', '/api/v1/tokens', { token })).status).toBe(200);
+    expect((await send('DELETE', `/api/v1/tokens/${id}`)).status).toBe(204);
+    expectError(await send('GET', '/api/v1/tokens', { token }), 401, 'bad.credentials');
+  });
+
+  it('answers 404 for revoking an unknown token', async () => {
+    expectError(await send('DELETE', '/api/v1/tokens/00000000-0000-4000-8000-000000000000'), 404, 'not.found');
+  });
+});
