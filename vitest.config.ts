@@ -17,6 +17,9 @@ export default defineConfig(async () => {
     test: {
       include: ['test/**/*.test.ts'],
       setupFiles: ['./test/setup/apply-migrations.ts'],
+      // Org settings (service level) are shared state; files run one at a time so a test that
+      // changes them cannot race a query in another file.
+      fileParallelism: false,
       testTimeout: 60_000,
       hookTimeout: 60_000,
     },

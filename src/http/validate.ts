@@ -13,13 +13,16 @@ export function fieldPath(path: readonly PropertyKey[]): string {
   return out || 'body';
 }
 
-/** Marks a custom zod issue as a date error, so it answers `invalid.date`. */
+/** zod issue `params` that mark a date error (answers 400 `invalid.date`). */
 export const DATE_ISSUE = { code: 'invalid.date' } as const;
+/** zod issue `params` that mark a size limit (answers 413 `payload.too.large`). */
+export const TOO_LARGE_ISSUE = { code: 'payload.too.large' } as const;
 
-function issueCode(issue: core.$ZodIssue): 'invalid.date' | 'invalid.value' {
-  return issue.code === 'custom' && (issue.params as { code?: string } | undefined)?.code === 'invalid.date'
-    ? 'invalid.date'
-    : 'invalid.value';
+type IssueCode = 'invalid.date' | 'invalid.value' | 'payload.too.large';
+
+function issueCode(issue: core.$ZodIssue): IssueCode {
+  const marked = (issue as { params?: { code?: string } }).params?.code;
+  return marked === 'invalid.date' || marked === 'payload.too.large' ? marked : 'invalid.value';
 }
 
 export function issuesToError(issues: readonly core.$ZodIssue[]): ApiError {
@@ -27,10 +30,11 @@ export function issuesToError(issues: readonly core.$ZodIssue[]): ApiError {
     errorCode: issueCode(issue),
     fieldName: fieldPath(issue.path),
   }));
-  const first = issues[0]!;
+  // A size limit outranks the rest: the request is refused as too large, whatever else is wrong.
+  const first = issues.find((i) => issueCode(i) === 'payload.too.large') ?? issues[0]!;
   const code = issueCode(first);
   const message = `${fieldPath(first.path)}: ${first.message}`;
-  return new ApiError(400, code, message, details);
+  return new ApiError(code === 'payload.too.large' ? 413 : 400, code, message, details);
 }
 
 /** zValidator whose failures become one ApiError (400, field paths in `details`). */

@@ -1,0 +1,43 @@
+import { eq } from 'drizzle-orm';
+import { z } from 'zod';
+import type { Db } from '../../db/client';
+import { settings } from '../../db/schema';
+import { ANALYTICS_LIMITS } from '../limits';
+import type { ServiceLevelSettings } from '../query/aggregate';
+
+const KEY = 'servicelevel';
+export const MAX_QUEUE_OVERRIDES = 10_000;
+
+/** Used until an admin PUTs settings: short abandons count, flow-outs do not (Genesys' defaults), 80 %. */
+export const DEFAULT_SERVICE_LEVEL: ServiceLevelSettings = {
+  includeFlowOuts: false,
+  includeShortAbandons: true,
+  target: 0.8,
+  queues: {},
+};
+
+const target = z.number().min(0).max(1);
+
+export const serviceLevelSettingsSchema = z.object({
+  includeFlowOuts: z.boolean(),
+  includeShortAbandons: z.boolean(),
+  target,
+  queues: z
+    .record(z.string().min(1).max(ANALYTICS_LIMITS.maxStringLength), z.object({ target }))
+    .refine((q) => Object.keys(q).length <= MAX_QUEUE_OVERRIDES, `At most ${MAX_QUEUE_OVERRIDES} queue overrides`)
+    .default({}),
+});
+
+export async function getServiceLevelSettings(db: Db): Promise<ServiceLevelSettings> {
+  const row = await db.select({ value: settings.value }).from(settings).where(eq(settings.key, KEY)).get();
+  return row ? (row.value as ServiceLevelSettings) : DEFAULT_SERVICE_LEVEL;
+}
+
+export async function putServiceLevelSettings(db: Db, value: ServiceLevelSettings): Promise<ServiceLevelSettings> {
+  const updatedAt = new Date().toISOString();
+  await db
+    .insert(settings)
+    .values({ key: KEY, value, updatedAt })
+    .onConflictDoUpdate({ target: settings.key, set: { value, updatedAt } });
+  return value;
+}

@@ -1,0 +1,181 @@
+import { env } from 'cloudflare:test';
+import { describe, expect, it } from 'vitest';
+import { createToken, expectError, send } from '../helpers';
+import { ingest, ingestOk, INGEST, queryOk, timer } from './analytics-api';
+import { conversation } from './builders';
+import { ingestRecords } from '../../src/analytics/ingest/observations.store';
+import { ingestBodySchema } from '../../src/analytics/ingest/record.schema';
+
+const t = (day: number, hms: string) => `2004-01-${String(day).padStart(2, '0')}T${hms}Z`;
+const dayInterval = (day: number) => `${t(day, '00:00:00.000')}/${t(day + 1, '00:00:00.000')}`;
+
+/** An answered voice call on `day`: ACD offered + tAcd, agent tAnswered (+ more when `complete`). */
+function call(day: number, id?: string, complete = false) {
+  return conversation({
+    id,
+    start: t(day, '10:00:00.000'),
+    participants: [
+      { purpose: 'acd', sessions: [{ id: `${id}-acd`, segments: [{ start: t(day, '10:00:00.000'), queueId: 'q-ingest' }], metrics: [['nOffered', 1, t(day, '10:00:00.000')], ['tAcd', 4000, t(day, '10:00:04.000')]] }] },
+      {
+        purpose: 'agent',
+        userId: 'u-ingest',
+        sessions: [
+          {
+            id: `${id}-agent`,
+            segments: [{ start: t(day, '10:00:04.000'), queueId: 'q-ingest' }],
+            metrics: [['tAnswered', 4000, t(day, '10:00:04.000')], ...(complete ? ([['tHandle', 90000, t(day, '10:01:34.000')]] as [string, number, string][]) : [])],
+          },
+        ],
+      },
+    ],
+  });
+}
+
+async function countsOn(day: number) {
+  const res = await queryOk({ interval: dayInterval(day), metrics: ['nOffered', 'tAcd', 'tAnswered', 'tHandle'] });
+  return res.results;
+}
+
+describe('ingest', () => {
+  it('answers how many conversations, new observations and duplicates it saw', async () => {
+    const a = call(1, crypto.randomUUID());
+    const b = call(1, crypto.randomUUID());
+    expect(await ingestOk([a, b])).toEqual({ conversations: 2, observations: 6, duplicates: 0 });
+  });
+
+  it('counts an observation once however often its conversation is re-sent', async () => {
+    const id = crypto.randomUUID();
+    expect(await ingestOk([call(2, id)])).toEqual({ conversations: 1, observations: 3, duplicates: 0 });
+    expect(await ingestOk([call(2, id)])).toEqual({ conversations: 1, observations: 0, duplicates: 3 });
+    // The same record twice in one request: the second copy is all duplicates.
+    expect(await ingestOk([call(2, id), call(2, id)])).toEqual({ conversations: 1, observations: 0, duplicates: 6 });
+    expect(await countsOn(2)).toEqual([
+      {
+        group: { mediaType: 'voice' },
+        data: [
+          {
+            interval: dayInterval(2),
+            metrics: [
+              { metric: 'nOffered', stats: { count: 1 } },
+              { metric: 'tAcd', stats: timer(4000) },
+              { metric: 'tAnswered', stats: timer(4000) },
+            ],
+          },
+        ],
+      },
+    ]);
+  });
+
+  it('adds only what is new when a later, more complete version of a conversation arrives', async () => {
+    const id = crypto.randomUUID();
+    await ingestOk([call(3, id)]);
+    expect(await ingestOk([call(3, id, true)])).toEqual({ conversations: 1, observations: 1, duplicates: 3 });
+    const [voice] = await countsOn(3);
+    expect(voice.data[0].metrics).toEqual([
+      { metric: 'nOffered', stats: { count: 1 } },
+      { metric: 'tAcd', stats: timer(4000) },
+      { metric: 'tAnswered', stats: timer(4000) },
+      { metric: 'tHandle', stats: timer(90000) },
+    ]);
+  });
+
+  it('keeps the first value when a re-sent observation carries a different one (max and min stay exact)', async () => {
+    const id = crypto.randomUUID();
+    await ingestOk([call(4, id)]);
+    const changed = call(4, id);
+    changed.participants[0]!.sessions[0]!.metrics[1]!.value = 999_999;
+    expect(await ingestOk([changed])).toEqual({ conversations: 1, observations: 0, duplicates: 3 });
+    const [voice] = await countsOn(4);
+    expect(voice.data[0].metrics[1]).toEqual({ metric: 'tAcd', stats: timer(4000) });
+  });
+
+  it('re-plans, and never double-counts, when another writer changes a conversation between read and write', async () => {
+    const id = crypto.randomUUID();
+    const [partial, complete] = ingestBodySchema.parse({ conversations: [call(10, id), call(10, id, true)] }).conversations;
+    const attempts: number[] = [];
+    const result = await ingestRecords(env.DB, [complete!], {
+      afterPlan: async (attempt) => {
+        attempts.push(attempt);
+        // The concurrent writer lands the first three observations after our read.
+        if (attempt === 1) expect(await ingestRecords(env.DB, [partial!])).toEqual({ conversations: 1, observations: 3, duplicates: 0 });
+      },
+    });
+    expect(attempts).toEqual([1, 2]);
+    expect(result).toEqual({ conversations: 1, observations: 1, duplicates: 3 });
+    const [voice] = await countsOn(10);
+    expect(voice.data[0].metrics.map((m: { stats: { count: number } }) => m.stats.count)).toEqual([1, 1, 1, 1]);
+  });
+
+  it('never double-counts when the same conversation arrives in concurrent requests', async () => {
+    const id = crypto.randomUUID();
+    const answers = await Promise.all(Array.from({ length: 8 }, () => ingest([call(5, id, true)])));
+    for (const a of answers) expect(a.status).toBe(200);
+    expect(answers.reduce((n, a) => n + a.body.observations, 0)).toBe(4);
+    const [voice] = await countsOn(5);
+    expect(voice.data[0].metrics.map((m: { stats: { count: number } }) => m.stats.count)).toEqual([1, 1, 1, 1]);
+  });
+});
+
+describe('ingest validation', () => {
+  it('names the exact field path of a malformed record and stores nothing of the request', async () => {
+    const good = call(6, crypto.randomUUID());
+    const bad = call(6, crypto.randomUUID());
+    bad.participants[1]!.sessions[0]!.metrics[0]!.emitDate = '2004-02-30T10:00:00Z';
+    const res = await ingest([good, good, good, bad]);
+    expectError(res, 400, 'invalid.date', 'conversations[3].participants[1].sessions[0].metrics[0].emitDate');
+    expect(await countsOn(6)).toEqual([]);
+    const stored = await env.DB.prepare('SELECT count(*) AS n FROM conversations WHERE id IN (?, ?)').bind(good.conversationId, bad.conversationId).first<number>('n');
+    expect(stored).toBe(0);
+  });
+
+  it('rejects an unknown metric, listing the allowed ones', async () => {
+    const bad = call(7, crypto.randomUUID());
+    bad.participants[0]!.sessions[0]!.metrics[0]!.name = 'nOfferd';
+    const res = await ingest([bad]);
+    expectError(res, 400, 'invalid.value', 'conversations[0].participants[0].sessions[0].metrics[0].name');
+    expect(res.body.message).toContain('nOffered');
+  });
+
+  it('rejects a calculated metric, a negative value, an unknown media type and a missing conversationId', async () => {
+    const cases: [(r: ReturnType<typeof call>) => void, string][] = [
+      [(r) => (r.participants[0]!.sessions[0]!.metrics[0]!.name = 'oServiceLevel'), 'conversations[0].participants[0].sessions[0].metrics[0].name'],
+      [(r) => (r.participants[0]!.sessions[0]!.metrics[1]!.value = -5), 'conversations[0].participants[0].sessions[0].metrics[1].value'],
+      [(r) => (r.participants[0]!.sessions[0]!.metrics[1]!.value = 1.5), 'conversations[0].participants[0].sessions[0].metrics[1].value'],
+      [(r) => (r.participants[1]!.sessions[0]!.mediaType = 'Voice'), 'conversations[0].participants[1].sessions[0].mediaType'],
+      [(r) => delete (r as Partial<typeof r>).conversationId, 'conversations[0].conversationId'],
+      [(r) => ((r as { participants: unknown }).participants = 'none'), 'conversations[0].participants'],
+    ];
+    for (const [mutate, field] of cases) {
+      const r = call(7, crypto.randomUUID());
+      mutate(r);
+      expectError(await ingest([r]), 400, 'invalid.value', field);
+    }
+  });
+
+  it('accepts 1,000 conversations and answers 413 for 1,001', async () => {
+    const many = Array.from({ length: 1000 }, () => call(8, crypto.randomUUID()));
+    expect(await ingestOk(many)).toMatchObject({ conversations: 1000, observations: 3000 });
+    const tooMany = Array.from({ length: 1001 }, () => call(9, crypto.randomUUID()));
+    expectError(await ingest(tooMany), 413, 'payload.too.large', 'conversations');
+    expect(await countsOn(9)).toEqual([]);
+  });
+
+  it('answers 413 for a body over 5 MB', async () => {
+    const body = JSON.stringify({ conversations: [], padding: 'x'.repeat(5 * 1024 * 1024) });
+    expectError(await send('POST', INGEST, { body, headers: { 'Content-Type': 'application/json' } }), 413, 'payload.too.large');
+  });
+
+  it('answers 415 for a body that is not JSON and 400 for broken JSON', async () => {
+    expectError(await send('POST', INGEST, { body: 'a,b', headers: { 'Content-Type': 'text/csv' } }), 415, 'unsupported.media.type');
+    expectError(await send('POST', INGEST, { body: '{"conversations": [', headers: { 'Content-Type': 'application/json; charset=utf-8' } }), 400, 'bad.request');
+    expectError(await send('POST', INGEST, { json: { conversations: {} } }), 400, 'invalid.value', 'conversations');
+  });
+
+  it('needs analytics:conversation:ingest', async () => {
+    expectError(await ingest([], null as unknown as string), 401, 'authentication.required');
+    const viewer = await createToken(['analytics:conversationAggregate:view']);
+    expectError(await ingest([], viewer.token), 403, 'missing.permissions', 'analytics:conversation:ingest');
+    const writer = await createToken(['analytics:conversation:ingest']);
+    expect((await ingest([], writer.token)).body).toEqual({ conversations: 0, observations: 0, duplicates: 0 });
+  });
+});
