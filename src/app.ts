@@ -5,6 +5,7 @@ import type { AppEnv } from './http/context';
 import { createDb } from './db/client';
 import { tokensRoutes } from './tokens/tokens.routes';
 import { analyticsRoutes } from './analytics/analytics.routes';
+import { chatRoutes } from './chat/chat.routes';
 
 export const CORRELATION_HEADER = 'ININ-Correlation-Id';
 
@@ -43,6 +44,7 @@ export function createApp() {
 
   app.route('/', tokensRoutes);
   app.route('/', analyticsRoutes);
+  app.route('/', chatRoutes);
 
   app.notFound((c) => errorResponse(c, ApiError.notFound('No resource matches this method and path.')));
   app.onError((err, c) => errorResponse(c, toApiError(err, c.get('contextId') ?? 'unknown')));

@@ -1,5 +1,8 @@
 import { createApp } from './app';
 
+export { RoomObject } from './chat/room-object';
+export { WebhookGate } from './chat/webhook-gate';
+
 const app = createApp();
 
 export default {

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { check, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 // ---------------------------------------------------------------------------------------------
 // Access tokens. Only the SHA-256 of a token is kept; the token itself is shown once on creation.
@@ -111,3 +111,77 @@ export const meta = sqliteTable('meta', {
   key: text('key').primaryKey(),
   value: integer('value').notNull(),
 });
+
+// ---------------------------------------------------------------------------------------------
+// Chat: rooms, incoming webhooks, messages (the system of record; each room's Durable Object
+// assigns `seq` and flushes here), and short-lived WebSocket tickets for the room page.
+// ---------------------------------------------------------------------------------------------
+export const rooms = sqliteTable(
+  'rooms',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    topic: text('topic'),
+    createdAt: text('created_at').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [index('rooms_created_at').on(t.createdAt)],
+);
+
+/** One content-routing rule of a webhook (see chat/routing.ts). */
+export interface WebhookMapping {
+  field: 'message' | 'metadata';
+  match: 'exact' | 'contains' | 'prefix';
+  value: string;
+  roomIds: string[];
+}
+
+/**
+ * The webhook's id is its URL secret: posts find the row by `id_hash` (SHA-256 of the id), so
+ * lookup timing says nothing about the id itself. Rotation replaces both columns at once.
+ */
+export const webhooks = sqliteTable(
+  'webhooks',
+  {
+    id: text('id').primaryKey(),
+    idHash: text('id_hash').notNull(),
+    name: text('name').notNull(),
+    kind: text('kind').notNull(),
+    roomId: text('room_id').notNull(),
+    active: integer('active', { mode: 'boolean' }).notNull(),
+    mappings: text('mappings', { mode: 'json' }).$type<WebhookMapping[]>().notNull(),
+    rateBurst: integer('rate_burst').notNull(),
+    ratePerSecond: real('rate_per_second').notNull(),
+    createdAt: text('created_at').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [uniqueIndex('webhooks_id_hash').on(t.idHash), index('webhooks_room_id').on(t.roomId)],
+);
+
+/** Written only by a room's Durable Object flush (INSERT .. ON CONFLICT DO NOTHING, so retries are harmless). */
+export const messages = sqliteTable(
+  'messages',
+  {
+    id: text('id').primaryKey(),
+    roomId: text('room_id').notNull(),
+    seq: integer('seq').notNull(),
+    webhookId: text('webhook_id').notNull(),
+    markdown: text('markdown').notNull(),
+    html: text('html').notNull(),
+    metadata: text('metadata'),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('messages_room_seq').on(t.roomId, t.seq)],
+);
+
+/** Single-use, single-room WebSocket tickets; only the SHA-256 is kept. */
+export const wsTickets = sqliteTable(
+  'ws_tickets',
+  {
+    ticketHash: text('ticket_hash').primaryKey(),
+    roomId: text('room_id').notNull(),
+    tokenId: text('token_id').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (t) => [index('ws_tickets_expires_at').on(t.expiresAt)],
+);

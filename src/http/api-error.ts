@@ -20,7 +20,8 @@ export type ErrorCode =
   | 'too.many.requests'
   | 'internal.server.error'
   | 'service.unavailable'
-  | 'webhook.inactive';
+  | 'webhook.inactive'
+  | 'upgrade.required';
 
 export interface ErrorDetail {
   errorCode: string;

@@ -255,7 +255,7 @@ const DATE_EXAMPLE = 'Dates must be specified as ISO-8601 strings. For example: 
 const MAX_OFFSET_MS = 18 * HOUR_MS;
 
 /** Epoch ms of an ISO 8601 date-time, or the reason it is not one. No offset means UTC; fractions below 1 ms are truncated. */
-function parseDateTime(text: string): number | string {
+export function parseDateTime(text: string): number | string {
   const match = DATE_TIME.exec(text);
   if (!match) return 'expected yyyy-MM-ddTHH:mm[:ss[.SSS]] with an optional offset (Z, +hh:mm, +hhmm or +hh)';
   const [, ys, mos, ds, hs, mis, ss, fraction, , sign, ohs, oms] = match;

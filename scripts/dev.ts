@@ -1,0 +1,131 @@
+/**
+ * `npm run dev`: the service on its embedded default, ready to poke at.
+ * 1. Writes `.dev.vars` with a fresh ADMIN_TOKEN when there is none (git-ignored).
+ * 2. Applies the D1 migrations to the local database.
+ * 3. Starts `wrangler dev` (local D1 and Durable Objects, offline).
+ * 4. When the database has no conversations yet: ingests seven days of simulated traffic ending now.
+ * 5. Creates (or finds) the demo chat room and its webhook.
+ * 6. Prints the URLs, the dev token and ready-to-run curl lines; Ctrl-C stops everything.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { simulateConversations } from './simulator';
+import { ingestOverHttp } from './dev/http-ingest';
+import { createChatDemo } from './dev/chat-demo';
+
+const PORT = Number(process.env.PORT ?? 8787);
+const BASE = `http://127.0.0.1:${PORT}`;
+const DEMO_DAYS = 7;
+const DEMO_CONVERSATIONS = Number(process.env.DEMO_CONVERSATIONS ?? 50_000);
+const DEMO_SEED = 42;
+
+function log(line: string): void {
+  process.stderr.write(`[dev] ${line}\n`);
+}
+
+function ensureDevVars(): string {
+  const path = '.dev.vars';
+  const existing = existsSync(path) ? readFileSync(path, 'utf8') : '';
+  const match = /^ADMIN_TOKEN=(.+)$/m.exec(existing);
+  if (match) return match[1]!.trim();
+  const token = `sbt_dev_${randomBytes(24).toString('base64url')}`;
+  writeFileSync(path, `${existing}${existing && !existing.endsWith('\n') ? '\n' : ''}ADMIN_TOKEN=${token}\n`, { mode: 0o600 });
+  log('wrote a new ADMIN_TOKEN to .dev.vars');
+  return token;
+}
+
+function wrangler(args: string[]): string {
+  const result = spawnSync('npx', ['wrangler', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CI: '1' } });
+  if (result.status !== 0) {
+    process.stderr.write(result.stdout + result.stderr);
+    throw new Error(`wrangler ${args.join(' ')} failed`);
+  }
+  return result.stdout;
+}
+
+function conversationCount(): number {
+  const out = wrangler(['d1', 'execute', 'DB', '--local', '--json', '--command', 'SELECT count(*) AS n FROM conversations']);
+  const parsed = JSON.parse(out) as { results: { n: number }[] }[];
+  return parsed[0]?.results[0]?.n ?? 0;
+}
+
+async function waitUntilUp(token: string, child: ChildProcess): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    if (child.exitCode !== null) throw new Error('wrangler dev exited before it was ready');
+    try {
+      const res = await fetch(`${BASE}/api/v1/tokens`, { headers: { Authorization: `Bearer ${token}` } });
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error('wrangler dev did not answer within 150 s');
+}
+
+async function loadDemoData(token: string): Promise<void> {
+  const end = new Date(Math.floor(Date.now() / 60_000) * 60_000);
+  log(`loading demo data: ${DEMO_CONVERSATIONS.toLocaleString('en')} conversations over the ${DEMO_DAYS} days ending ${end.toISOString()} (seed ${DEMO_SEED})`);
+  const started = Date.now();
+  const totals = await ingestOverHttp(
+    `${BASE}/api/v2/analytics/conversations/details/ingest`,
+    token,
+    simulateConversations({ days: DEMO_DAYS, conversations: DEMO_CONVERSATIONS, seed: DEMO_SEED, end }),
+    {
+      onBatch: (t) => {
+        if (process.stderr.isTTY) process.stderr.write(`\r[dev] ingested ${t.conversations.toLocaleString('en')} / ${DEMO_CONVERSATIONS.toLocaleString('en')} conversations`);
+      },
+    },
+  );
+  if (process.stderr.isTTY) process.stderr.write('\n');
+  log(`demo data loaded: ${totals.conversations} conversations, ${totals.observations} observations in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+async function main(): Promise<void> {
+  const token = ensureDevVars();
+  log('applying migrations to the local D1 database');
+  wrangler(['d1', 'migrations', 'apply', 'DB', '--local']);
+  const empty = conversationCount() === 0;
+
+  const child = spawn('npx', ['wrangler', 'dev', '--port', String(PORT), '--ip', '127.0.0.1'], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const stop = () => {
+    child.kill('SIGINT');
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  child.on('exit', (code) => process.exit(code ?? 0));
+
+  await waitUntilUp(token, child);
+  if (empty) await loadDemoData(token);
+  else log('the local database already has conversations: demo data not reloaded (delete .wrangler/state to start over)');
+  const chat = await createChatDemo(BASE, token);
+
+  const queryExample = JSON.stringify({
+    interval: `${new Date(Date.now() - 86_400_000).toISOString().slice(0, 10)}T00:00:00.000Z/${new Date().toISOString().slice(0, 10)}T00:00:00.000Z`,
+    granularity: 'PT1H',
+    groupBy: ['queueId'],
+    metrics: ['nOffered', 'tAnswered', 'tAbandon', 'tHandle', 'oServiceLevel'],
+  });
+  process.stdout.write(`
+  Switchboard is running at ${BASE}
+
+  Dev admin token (from .dev.vars):  ${token}
+
+  Conversation aggregates:
+    curl -s ${BASE}/api/v2/analytics/conversations/aggregates/query \\
+      -H 'Authorization: Bearer ${token}' -H 'Content-Type: application/json' \\
+      -d '${queryExample}'
+
+  Demo chat room:  ${chat.pageUrl}   (paste the dev token when the page asks)
+  Its webhook:     ${chat.webhookUrl}
+    ${chat.curl}
+
+  Ctrl-C stops the server.
+`);
+}
+
+main().catch((err) => {
+  log(String(err instanceof Error ? err.message : err));
+  process.exit(1);
+});

@@ -1,0 +1,15 @@
+import { Hono } from 'hono';
+import type { AppEnv } from '../http/context';
+import { pageRoutes } from './page/page.routes';
+import { roomsRoutes } from './rooms.routes';
+import { viewersRoutes } from './viewers.routes';
+import { webhookPostRoutes } from './webhook-post.routes';
+import { webhooksRoutes } from './webhooks.routes';
+
+/** Everything chat: admin routes, the public webhook post, viewers (history, WebSocket) and the page. */
+export const chatRoutes = new Hono<AppEnv>()
+  .route('/', roomsRoutes)
+  .route('/', viewersRoutes)
+  .route('/', webhooksRoutes)
+  .route('/', webhookPostRoutes)
+  .route('/', pageRoutes);

@@ -1,0 +1,59 @@
+/** Chat limits and defaults in one place; the README's limits table is written from these. */
+export const CHAT_LIMITS = {
+  /** Webhook post: `message` in Unicode code points (never truncated: longer answers 413). */
+  messageChars: 40_000,
+  metadataChars: 4_000,
+  /** Whole webhook body; room for a maximal message even if every character is JSON-escaped. */
+  webhookBodyBytes: 512 * 1024,
+  adminBodyBytes: 64 * 1024,
+  nameChars: 100,
+  topicChars: 500,
+  mappings: 20,
+  roomIdsPerMapping: 10,
+  mappingValueChars: 1_000,
+  idempotencyKeyChars: 255,
+  idempotencyTtlMs: 24 * 60 * 60 * 1000,
+  /** How long a claimed Idempotency-Key waits for its request to finish before a repeat may run. */
+  idempotencyClaimMs: 60_000,
+  wsTicketTtlMs: 60_000,
+  historyDefault: 100,
+  historyMax: 500,
+  /** `tail=` on the room WebSocket: replay at most this many of the latest messages. */
+  replayTailMax: 1_000,
+} as const;
+
+/** Token bucket per webhook: `burst` posts at once, refilled at `perSecond`. */
+export interface RateLimit {
+  burst: number;
+  perSecond: number;
+}
+
+/** The documented default, as Mattermost's rate limiter: bursts of 100, 10 posts per second sustained. */
+export const DEFAULT_RATE_LIMIT: RateLimit = { burst: 100, perSecond: 10 };
+export const RATE_LIMIT_MAX = { burst: 100_000, perSecond: 100_000 } as const;
+
+export const WEBHOOK_KINDS = ['generic', 'jenkins', 'jira', 'github', 'bitbucket', 'salesforce'] as const;
+export type WebhookKind = (typeof WEBHOOK_KINDS)[number];
+
+export const WEBHOOK_PATH = '/webhooks/api/v1/webhook/';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Ids this service hands out are lower-case UUIDs from crypto.randomUUID(). */
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}
+
+/** Length in Unicode code points, so an emoji counts as one character, as a person would count it. */
+export function codePointLength(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+    n++;
+  }
+  return n;
+}

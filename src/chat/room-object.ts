@@ -1,0 +1,469 @@
+import { DurableObject } from 'cloudflare:workers';
+import { createDb } from '../db/client';
+import { messages as messagesTable } from '../db/schema';
+import { encodeFrame, PROTOCOL, type ChatMessage } from './protocol';
+
+/** A message as the Worker hands it to a room: rendered and identified, not yet ordered. */
+export interface MessageDraft {
+  id: string;
+  webhookId: string;
+  markdown: string;
+  html: string;
+  metadata: string | null;
+  /** The id derives from an idempotency attempt: remember it (24 h) and answer a repeat with the stored delivery. */
+  dedupe: boolean;
+}
+
+export interface Delivery {
+  roomId: string;
+  messageId: string;
+  seq: number;
+}
+
+export class RoomGoneError extends Error {
+  constructor() {
+    super('The room was deleted.');
+  }
+}
+
+/** Messages kept in the object's own storage once they are in D1 (replays beyond them read D1). */
+export const LOCAL_WINDOW = 1_000;
+/** D1 allows 100 bound parameters per statement; a message row has 8 columns. */
+const ROWS_PER_STATEMENT = 12;
+const FLUSH_MAX_ROWS = 96;
+const FLUSH_MAX_CHARS = 2_000_000;
+const REPLAY_PAGE = 500;
+/** Even if every flush attempt in memory is lost (eviction), an alarm brings the object back. */
+const SAFETY_ALARM_MS = 30_000;
+/** A prepared multi-room message not committed by then is settled with its coordinator. */
+export const PREPARE_TIMEOUT_MS = 30_000;
+const RETRY_BASE_MS = 1_000;
+const RETRY_MAX_MS = 60_000;
+/** Outlives the gate's memory of an uncertain idempotency key (24 h). */
+const DEDUPE_TTL_MS = 25 * 60 * 60 * 1000;
+
+interface ViewerState {
+  /** Live viewers get every new message; false while the replay is still being sent. */
+  live: boolean;
+}
+
+type LogRow = {
+  seq: number;
+  id: string;
+  webhook_id: string;
+  markdown: string;
+  html: string;
+  metadata: string | null;
+  created_at: string;
+};
+
+type PreparedRow = { tx_id: string; coordinator: string; draft: string; prepared_at: number };
+
+const LOG_COLUMNS = 'seq, id, webhook_id, markdown, html, metadata, created_at';
+
+function migrate(sql: SqlStorage): void {
+  sql.exec(`
+    CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS log (
+      seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, tx_id TEXT, webhook_id TEXT NOT NULL,
+      markdown TEXT NOT NULL, html TEXT NOT NULL, metadata TEXT, created_at TEXT NOT NULL,
+      flushed INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX IF NOT EXISTS log_unflushed ON log (seq) WHERE flushed = 0;
+    CREATE INDEX IF NOT EXISTS log_tx ON log (tx_id) WHERE tx_id IS NOT NULL;
+    CREATE TABLE IF NOT EXISTS keyed_ids (id TEXT PRIMARY KEY, seq INTEGER NOT NULL, expires_at INTEGER NOT NULL);
+    CREATE TABLE IF NOT EXISTS prepared (
+      tx_id TEXT PRIMARY KEY, coordinator TEXT NOT NULL, draft TEXT NOT NULL, prepared_at INTEGER NOT NULL
+    );
+  `);
+}
+
+/**
+ * One chat room: orders, persists and broadcasts its messages.
+ *
+ * - Order: `seq` is taken from memory and written in the same synchronous step (no `await` in
+ *   between), so concurrent posts get a total order; `last_seq` lives in storage, so seq stays
+ *   contiguous across restarts and evictions.
+ * - Durability: a message is written to this object's SQLite storage in one transaction before the
+ *   call returns; the runtime's output gate holds the reply (and the broadcast frames) until that
+ *   write is durable, so a 2xx never precedes durability and no viewer sees a message that is lost.
+ * - System of record: rows are then flushed to D1 in batches (INSERT .. ON CONFLICT DO NOTHING, so a
+ *   retried flush never duplicates). A failed flush is retried by alarm with backoff; a safety alarm
+ *   covers a flush lost to eviction. Flushed rows beyond the last LOCAL_WINDOW are dropped here.
+ * - Viewers: hibernatable WebSockets; a new viewer is sent the replay, then `ready`, then becomes
+ *   live in one synchronous step, so there is no gap or duplicate at the seam.
+ * - Multi-room posts: `prepare` / `commit` / `abort` (see chat/deliver.ts for the whole protocol).
+ */
+export class RoomObject extends DurableObject<Env> {
+  private readonly sql: SqlStorage;
+  private roomId: string | null;
+  private lastSeq: number;
+  private deleted: boolean;
+  private readonly live = new Set<WebSocket>();
+  private alarmAt: number | null = null;
+  private flushTail: Promise<void> = Promise.resolve();
+  private flushQueued = false;
+  private flushFailures = 0;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    migrate(this.sql);
+    this.roomId = this.meta('room_id');
+    this.lastSeq = Number(this.meta('last_seq') ?? 0);
+    this.deleted = this.meta('deleted') === '1';
+    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(PROTOCOL.ping, PROTOCOL.pong));
+    for (const ws of ctx.getWebSockets()) {
+      if ((ws.deserializeAttachment() as ViewerState | null)?.live) this.live.add(ws);
+    }
+  }
+
+  // ---- posting ------------------------------------------------------------------------------
+
+  /** Single-room post: order, persist and broadcast in one step. */
+  append(roomId: string, draft: MessageDraft): Delivery {
+    this.bind(roomId);
+    return this.commitMessage(draft, null);
+  }
+
+  /** Phase 1 of a multi-room post: keep the draft durably, invisible and without a seq. */
+  prepare(roomId: string, txId: string, coordinator: string, draft: MessageDraft): void {
+    this.bind(roomId);
+    this.sql.exec(
+      'INSERT OR IGNORE INTO prepared (tx_id, coordinator, draft, prepared_at) VALUES (?, ?, ?, ?)',
+      txId,
+      coordinator,
+      JSON.stringify(draft),
+      Date.now(),
+    );
+    this.ensureAlarm(Date.now() + PREPARE_TIMEOUT_MS);
+  }
+
+  /** Phase 2: give the prepared draft its seq. Repeating a commit answers the same delivery. */
+  commit(roomId: string, txId: string): Delivery {
+    this.bind(roomId);
+    const done = this.sql.exec<{ seq: number; id: string }>('SELECT seq, id FROM log WHERE tx_id = ?', txId).toArray()[0];
+    if (done) return { roomId, messageId: done.id, seq: done.seq };
+    const prepared = this.sql.exec<PreparedRow>('SELECT * FROM prepared WHERE tx_id = ?', txId).toArray()[0];
+    if (!prepared) throw new Error(`transaction ${txId} is not prepared in room ${roomId}`);
+    return this.commitMessage(JSON.parse(prepared.draft) as MessageDraft, txId);
+  }
+
+  abort(roomId: string, txId: string): void {
+    this.bind(roomId);
+    this.sql.exec('DELETE FROM prepared WHERE tx_id = ?', txId);
+  }
+
+  /**
+   * Gives the draft the next seq, stores it and broadcasts it, all in one synchronous step. A draft
+   * whose id is already stored (a retried idempotent post) gets the stored delivery back instead.
+   */
+  private commitMessage(draft: MessageDraft, txId: string | null): Delivery {
+    const roomId = this.roomId!;
+    const stored = this.sql
+      .exec<{ seq: number }>('SELECT seq FROM log WHERE id = ? UNION ALL SELECT seq FROM keyed_ids WHERE id = ? LIMIT 1', draft.id, draft.id)
+      .toArray()[0];
+    if (stored) {
+      if (txId !== null) this.sql.exec('DELETE FROM prepared WHERE tx_id = ?', txId);
+      return { roomId, messageId: draft.id, seq: stored.seq };
+    }
+    const message: ChatMessage = {
+      id: draft.id,
+      roomId,
+      seq: this.lastSeq + 1,
+      webhookId: draft.webhookId,
+      markdown: draft.markdown,
+      html: draft.html,
+      metadata: draft.metadata,
+      createdAt: new Date().toISOString(),
+    };
+    this.ctx.storage.transactionSync(() => {
+      this.sql.exec(
+        `INSERT INTO log (${LOG_COLUMNS}, tx_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        message.seq,
+        message.id,
+        message.webhookId,
+        message.markdown,
+        message.html,
+        message.metadata,
+        message.createdAt,
+        txId,
+      );
+      if (txId !== null) this.sql.exec('DELETE FROM prepared WHERE tx_id = ?', txId);
+      if (draft.dedupe) {
+        this.sql.exec('INSERT INTO keyed_ids (id, seq, expires_at) VALUES (?, ?, ?)', message.id, message.seq, Date.now() + DEDUPE_TTL_MS);
+      }
+      this.setMeta('last_seq', String(message.seq));
+    });
+    this.lastSeq = message.seq;
+    this.broadcast(encodeFrame({ type: 'message', message }));
+    this.ensureAlarm(Date.now() + SAFETY_ALARM_MS);
+    this.requestFlush();
+    return { roomId, messageId: message.id, seq: message.seq };
+  }
+
+  private broadcast(frame: string): void {
+    for (const ws of this.live) {
+      try {
+        ws.send(frame);
+      } catch {
+        this.live.delete(ws);
+      }
+    }
+  }
+
+  // ---- viewers ------------------------------------------------------------------------------
+
+  /**
+   * WebSocket upgrade, forwarded by the Worker after it checked the viewer's permission. Query:
+   * `room` (the room id), and `after` (replay every message after that seq) or `tail` (replay the
+   * latest n); neither: live messages only.
+   */
+  override async fetch(request: Request): Promise<Response> {
+    if (request.headers.get('Upgrade')?.toLowerCase() !== 'websocket') {
+      return new Response('Expected a WebSocket upgrade.', { status: 426 });
+    }
+    const url = new URL(request.url);
+    try {
+      this.bind(url.searchParams.get('room') ?? '');
+    } catch (err) {
+      if (err instanceof RoomGoneError) return new Response('The room was deleted.', { status: 410 });
+      throw err;
+    }
+    const after = url.searchParams.get(PROTOCOL.query.after);
+    const tail = url.searchParams.get(PROTOCOL.query.tail);
+
+    const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
+    this.ctx.acceptWebSocket(server);
+    server.serializeAttachment({ live: false } satisfies ViewerState);
+
+    let cursor = after !== null ? Number(after) : tail !== null ? Math.max(0, this.lastSeq - Number(tail)) : this.lastSeq;
+    try {
+      // Messages older than the local window come from D1 (they were flushed before being dropped here).
+      for (;;) {
+        const oldestLocal = this.oldestLocalSeq();
+        if (cursor >= oldestLocal - 1) break;
+        const rows = await this.readFromD1(cursor, oldestLocal - 1);
+        if (rows.length === 0) throw new Error(`room ${this.roomId}: messages after ${cursor} are missing from D1`);
+        for (const message of rows) server.send(encodeFrame({ type: 'message', message }));
+        cursor = rows[rows.length - 1]!.seq;
+      }
+      // From the last check on, no await: the local rest, `ready` and going live form one step.
+      for (const row of this.sql.exec<LogRow>(`SELECT ${LOG_COLUMNS} FROM log WHERE seq > ? ORDER BY seq`, cursor)) {
+        server.send(encodeFrame({ type: 'message', message: this.toMessage(row) }));
+      }
+      server.send(encodeFrame({ type: 'ready', lastSeq: this.lastSeq }));
+      server.serializeAttachment({ live: true } satisfies ViewerState);
+      this.live.add(server);
+    } catch (err) {
+      console.error('replay failed', err);
+      try {
+        server.close(PROTOCOL.close.replayFailed, 'replay failed');
+      } catch {
+        // The viewer already left.
+      }
+    }
+    return new Response(null, { status: 101, webSocket: client });
+  }
+
+  override webSocketMessage(): void {
+    // Viewers only send heartbeats, which the runtime answers without waking this object.
+  }
+
+  override webSocketClose(ws: WebSocket, code: number): void {
+    this.live.delete(ws);
+    try {
+      ws.close(code === 1005 || code === 1006 ? 1000 : code, 'closing');
+    } catch {
+      // Already closed.
+    }
+  }
+
+  override webSocketError(ws: WebSocket): void {
+    this.live.delete(ws);
+  }
+
+  private oldestLocalSeq(): number {
+    const row = this.sql.exec<{ seq: number | null }>('SELECT MIN(seq) AS seq FROM log').one();
+    return row.seq ?? this.lastSeq + 1;
+  }
+
+  private async readFromD1(after: number, upTo: number): Promise<ChatMessage[]> {
+    const { results } = await this.env.DB.prepare(
+      `SELECT id, room_id, seq, webhook_id, markdown, html, metadata, created_at FROM messages
+       WHERE room_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`,
+    )
+      .bind(this.roomId, after, upTo, REPLAY_PAGE)
+      .all<LogRow & { room_id: string }>();
+    return results.map((row) => this.toMessage(row));
+  }
+
+  private toMessage(row: LogRow): ChatMessage {
+    return {
+      id: row.id,
+      roomId: this.roomId!,
+      seq: row.seq,
+      webhookId: row.webhook_id,
+      markdown: row.markdown,
+      html: row.html,
+      metadata: row.metadata,
+      createdAt: row.created_at,
+    };
+  }
+
+  // ---- flushing to D1 -----------------------------------------------------------------------
+
+  /** Resolves once every message stored so far is in D1 (history reads D1 after this). */
+  async flush(roomId: string): Promise<void> {
+    this.bind(roomId);
+    await this.flushNow().catch((err: unknown) => {
+      this.flushFailed(err);
+      throw err;
+    });
+  }
+
+  /** Coalesces flush requests: while one flush runs, at most one more is queued. */
+  private requestFlush(): void {
+    if (this.flushQueued) return;
+    this.flushQueued = true;
+    this.flushNow().catch((err: unknown) => this.flushFailed(err));
+  }
+
+  private flushNow(): Promise<void> {
+    const run = this.flushTail.then(() => {
+      this.flushQueued = false;
+      return this.flushPending();
+    });
+    this.flushTail = run.catch(() => undefined);
+    return run;
+  }
+
+  private async flushPending(): Promise<void> {
+    const roomId = this.roomId;
+    if (roomId === null) return;
+    for (;;) {
+      const rows: LogRow[] = [];
+      let chars = 0;
+      for (const row of this.sql.exec<LogRow>(`SELECT ${LOG_COLUMNS} FROM log WHERE flushed = 0 ORDER BY seq LIMIT ?`, FLUSH_MAX_ROWS)) {
+        chars += row.markdown.length + row.html.length + (row.metadata?.length ?? 0);
+        if (rows.length > 0 && chars > FLUSH_MAX_CHARS) break;
+        rows.push(row);
+      }
+      if (rows.length === 0) {
+        this.flushFailures = 0;
+        return;
+      }
+      await this.insertIntoD1(rows.map((row) => this.toMessage(row)));
+      const last = rows[rows.length - 1]!.seq;
+      this.sql.exec('UPDATE log SET flushed = 1 WHERE flushed = 0 AND seq <= ?', last);
+      this.sql.exec('DELETE FROM log WHERE flushed = 1 AND seq <= ?', this.lastSeq - LOCAL_WINDOW);
+      this.sql.exec('DELETE FROM keyed_ids WHERE expires_at <= ?', Date.now());
+    }
+  }
+
+  private async insertIntoD1(rows: ChatMessage[]): Promise<void> {
+    const db = createDb(this.env.DB);
+    const statements = [];
+    for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
+      statements.push(db.insert(messagesTable).values(rows.slice(i, i + ROWS_PER_STATEMENT)).onConflictDoNothing());
+    }
+    const [first, ...rest] = statements;
+    if (first) await db.batch([first, ...rest]);
+  }
+
+  private flushFailed(err: unknown): void {
+    this.flushFailures++;
+    const delay = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (this.flushFailures - 1));
+    console.warn(`room ${this.roomId}: flush to D1 failed (attempt ${this.flushFailures}), retrying in ${delay} ms`, err);
+    this.ensureAlarm(Date.now() + delay);
+  }
+
+  // ---- alarm: flush retries and settling of stale prepared messages --------------------------
+
+  private ensureAlarm(at: number): void {
+    if (this.alarmAt !== null && this.alarmAt <= at) return;
+    this.alarmAt = at;
+    void this.ctx.storage.setAlarm(at);
+  }
+
+  override async alarm(): Promise<void> {
+    this.alarmAt = null;
+    if (this.deleted) return;
+    await this.settleStalePrepared();
+    try {
+      await this.flushNow();
+    } catch (err) {
+      this.flushFailed(err);
+    }
+    const oldest = this.sql.exec<{ at: number | null }>('SELECT MIN(prepared_at) AS at FROM prepared').one().at;
+    if (oldest !== null) this.ensureAlarm(Math.max(Date.now() + RETRY_BASE_MS, oldest + PREPARE_TIMEOUT_MS));
+  }
+
+  /**
+   * A prepared message whose commit or abort never came (the Worker failed mid-way): ask the
+   * coordinator for the outcome. If it had not decided yet, asking decides "abort", so the post's
+   * Worker can no longer commit it elsewhere.
+   */
+  private async settleStalePrepared(): Promise<void> {
+    const stale = this.sql
+      .exec<PreparedRow>('SELECT * FROM prepared WHERE prepared_at <= ? ORDER BY prepared_at', Date.now() - PREPARE_TIMEOUT_MS)
+      .toArray();
+    for (const row of stale) {
+      try {
+        const gate = this.env.WEBHOOK_GATES.get(this.env.WEBHOOK_GATES.idFromName(row.coordinator));
+        const outcome = await gate.settle(row.tx_id);
+        const still = this.sql.exec('SELECT 1 FROM prepared WHERE tx_id = ?', row.tx_id).toArray().length > 0;
+        if (!still) continue;
+        if (outcome === 'commit') this.commitMessage(JSON.parse(row.draft) as MessageDraft, row.tx_id);
+        else this.sql.exec('DELETE FROM prepared WHERE tx_id = ?', row.tx_id);
+      } catch (err) {
+        console.warn(`room ${this.roomId}: could not settle transaction ${row.tx_id}`, err);
+      }
+    }
+  }
+
+  // ---- deletion -----------------------------------------------------------------------------
+
+  /** The room is being deleted: disconnect viewers and drop all state, leaving a tombstone. */
+  async purge(roomId: string): Promise<void> {
+    if (this.deleted) return;
+    this.bind(roomId);
+    for (const ws of this.ctx.getWebSockets()) {
+      try {
+        ws.close(PROTOCOL.close.roomDeleted, 'room deleted');
+      } catch {
+        // Already closed.
+      }
+    }
+    this.live.clear();
+    await this.flushTail;
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    migrate(this.sql);
+    this.setMeta('room_id', roomId);
+    this.setMeta('deleted', '1');
+    this.deleted = true;
+    this.alarmAt = null;
+  }
+
+  // ---- helpers ------------------------------------------------------------------------------
+
+  /** Every call names its room; the first one is remembered (D1 rows and replays need it). */
+  private bind(roomId: string): void {
+    if (this.deleted) throw new RoomGoneError();
+    if (this.roomId === null) {
+      this.setMeta('room_id', roomId);
+      this.roomId = roomId;
+    } else if (this.roomId !== roomId) {
+      throw new Error(`room object for ${this.roomId} was called for ${roomId}`);
+    }
+  }
+
+  private meta(key: string): string | null {
+    return this.sql.exec<{ value: string }>('SELECT value FROM meta WHERE key = ?', key).toArray()[0]?.value ?? null;
+  }
+
+  private setMeta(key: string, value: string): void {
+    this.sql.exec('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value', key, value);
+  }
+}

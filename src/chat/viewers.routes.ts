@@ -1,0 +1,123 @@
+import { and, asc, eq, gt, lt } from 'drizzle-orm';
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { messages } from '../db/schema';
+import { ApiError } from '../http/api-error';
+import { assertPermission, authenticate, requirePermission } from '../http/auth';
+import type { AppEnv } from '../http/context';
+import { validQuery } from '../http/validate';
+import { roomNotFound, storeUnavailable } from './chat-errors';
+import { roomStub } from './deliver';
+import { CHAT_LIMITS } from './limits';
+import { uuidParam } from './params';
+import { PROTOCOL, type ChatMessage } from './protocol';
+import { getRoom } from './rooms.store';
+import { issueTicket, redeemTicket } from './tickets.store';
+
+const seqParam = z.string().regex(/^\d{1,15}$/, { message: 'must be a whole number >= 0' }).transform(Number);
+
+const historyQuery = z.object({
+  after: seqParam.optional(),
+  before: seqParam.optional(),
+  limit: z
+    .string()
+    .regex(/^\d{1,4}$/, { message: 'must be a whole number' })
+    .transform(Number)
+    .pipe(z.number().int().min(1).max(CHAT_LIMITS.historyMax))
+    .optional(),
+});
+
+const wsQuery = z.object({
+  [PROTOCOL.query.after]: seqParam.optional(),
+  [PROTOCOL.query.tail]: z
+    .string()
+    .regex(/^\d{1,4}$/, { message: 'must be a whole number' })
+    .transform(Number)
+    .pipe(z.number().int().min(0).max(CHAT_LIMITS.replayTailMax))
+    .optional(),
+  [PROTOCOL.query.ticket]: z.string().min(1).max(100).optional(),
+});
+
+const roomId = uuidParam('No room has this id.');
+const reader = requirePermission('chat:read');
+
+function toChatMessage(row: typeof messages.$inferSelect): ChatMessage {
+  return {
+    id: row.id,
+    roomId: row.roomId,
+    seq: row.seq,
+    webhookId: row.webhookId,
+    markdown: row.markdown,
+    html: row.html,
+    metadata: row.metadata,
+    createdAt: row.createdAt,
+  };
+}
+
+export const viewersRoutes = new Hono<AppEnv>()
+  /** A 60-second, single-use ticket for one room's WebSocket, for browsers (no headers on WebSockets). */
+  .post('/api/v1/rooms/:id/ws-ticket', reader, roomId, async (c) => {
+    const room = await getRoom(c.var.db, c.req.param('id'));
+    if (!room) throw roomNotFound();
+    const { ticket, expiresAt } = await issueTicket(c.var.db, room.id, c.var.principal.tokenId);
+    return c.json({ ticket, roomId: room.id, expiresAt, room }, 201);
+  })
+
+  /** Live viewer: bearer header with chat:read, or `?ticket=`. Replay with `after=` or `tail=`. */
+  .get('/api/v1/rooms/:id/ws', roomId, validQuery(wsQuery), async (c) => {
+    if (c.req.header('Upgrade')?.toLowerCase() !== 'websocket') {
+      throw new ApiError(426, 'upgrade.required', 'This endpoint is a WebSocket: send Upgrade: websocket.', [], { Upgrade: 'websocket' });
+    }
+    const id = c.req.param('id');
+    const query = c.req.valid('query');
+    const ticket = query[PROTOCOL.query.ticket];
+    const header = c.req.header('Authorization');
+    if (header !== undefined || ticket === undefined) {
+      assertPermission(await authenticate(c, header), 'chat:read');
+    } else if (!(await redeemTicket(c.var.db, ticket, id))) {
+      throw new ApiError(401, 'bad.credentials', 'The ticket is unknown, expired, already used or for another room.');
+    }
+    if (!(await getRoom(c.var.db, id))) throw roomNotFound();
+
+    const target = new URL('https://room.internal/ws');
+    target.searchParams.set('room', id);
+    const after = query[PROTOCOL.query.after];
+    const tail = query[PROTOCOL.query.tail];
+    if (after !== undefined) target.searchParams.set(PROTOCOL.query.after, String(after));
+    else if (tail !== undefined) target.searchParams.set(PROTOCOL.query.tail, String(tail));
+    let res: Response;
+    try {
+      res = await roomStub(c.env, id).fetch(new Request(target, { headers: { Upgrade: 'websocket' } }));
+    } catch (err) {
+      console.error('room upgrade failed', err);
+      throw storeUnavailable('The room cannot take viewers right now. Retry later.');
+    }
+    if (res.status === 410) throw roomNotFound();
+    if (res.status !== 101) throw storeUnavailable('The room cannot take viewers right now. Retry later.');
+    return res;
+  })
+
+  /**
+   * History from D1, by seq: `after < seq < before`, ascending, at most `limit`; `nextAfter` when
+   * more remain. The room flushes what it holds first, so every acknowledged message is included.
+   */
+  .get('/api/v1/rooms/:id/messages', reader, roomId, validQuery(historyQuery), async (c) => {
+    const id = c.req.param('id');
+    const { after = 0, before, limit = CHAT_LIMITS.historyDefault } = c.req.valid('query');
+    if (!(await getRoom(c.var.db, id))) throw roomNotFound();
+    try {
+      await roomStub(c.env, id).flush(id);
+    } catch (err) {
+      console.error('history flush failed', err);
+      throw storeUnavailable('History is unavailable for now: recent messages could not be written to the database. Retry later.');
+    }
+    const rows = await c.var.db
+      .select()
+      .from(messages)
+      .where(and(eq(messages.roomId, id), gt(messages.seq, after), before !== undefined ? lt(messages.seq, before) : undefined))
+      .orderBy(asc(messages.seq))
+      .limit(limit + 1);
+    const entities = rows.slice(0, limit).map(toChatMessage);
+    const last = entities[entities.length - 1];
+    return c.json(rows.length > limit && last ? { entities, nextAfter: last.seq } : { entities });
+  });

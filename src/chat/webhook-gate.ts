@@ -1,0 +1,153 @@
+import { DurableObject } from 'cloudflare:workers';
+import { CHAT_LIMITS, type RateLimit } from './limits';
+import { takeToken, type Bucket } from './rate-limit';
+
+export type Admission =
+  /** `attempt` (keyed posts only) seeds the message ids: the same for a retry of an uncertain attempt. */
+  | { kind: 'go'; attempt?: string }
+  | { kind: 'replay'; status: number; body: string }
+  | { kind: 'in-progress' }
+  | { kind: 'key-reused' }
+  | { kind: 'limited'; retryAfterSeconds: number };
+
+export interface AdmitRequest {
+  rateLimit: RateLimit;
+  /** `fingerprint` identifies the content, so a key reused for another message is told apart. */
+  idempotency?: { key: string; fingerprint: string };
+}
+
+type KeyState = 'pending' | 'uncertain' | 'done';
+
+export type Outcome = 'commit' | 'abort';
+
+/** Decisions are kept long after any prepared message could still be waiting on them. */
+const DECISION_TTL_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * One per webhook (named by the webhook id), so everything here is serialised per webhook and
+ * shared by every isolate:
+ * - the rate limit, a token bucket in memory (an evicted gate forgets it and starts full again);
+ * - Idempotency-Key / X-GitHub-Delivery: a key is claimed before the post runs (a concurrent repeat
+ *   is told "in progress"), then holds the first successful answer for 24 hours. A post that failed
+ *   having stored nothing frees the key. A post that failed not knowing whether the room stored it
+ *   (the room's reply was lost) leaves the key "uncertain": the retry runs with the same attempt id,
+ *   hence the same message ids, and the room answers the stored delivery instead of storing twice;
+ * - the coordinator of multi-room posts: the durable commit/abort decision (see chat/deliver.ts).
+ */
+export class WebhookGate extends DurableObject<Env> {
+  private readonly sql: SqlStorage;
+  private bucket: Bucket | undefined;
+  private alarmAt: number | null = null;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    this.sql.exec(`
+      CREATE TABLE IF NOT EXISTS idempotency (
+        key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, attempt TEXT NOT NULL, state TEXT NOT NULL,
+        status INTEGER, body TEXT, expires_at INTEGER NOT NULL
+      );
+      CREATE TABLE IF NOT EXISTS decisions (tx_id TEXT PRIMARY KEY, outcome TEXT NOT NULL, expires_at INTEGER NOT NULL);
+    `);
+  }
+
+  admit(request: AdmitRequest): Admission {
+    const now = Date.now();
+    const idem = request.idempotency;
+    let attempt: string | undefined;
+    if (idem) {
+      const found = this.sql
+        .exec<{ fingerprint: string; attempt: string; state: KeyState; status: number | null; body: string | null; expires_at: number }>(
+          'SELECT fingerprint, attempt, state, status, body, expires_at FROM idempotency WHERE key = ?',
+          idem.key,
+        )
+        .toArray()[0];
+      // A claim never finished (its Worker died) may have stored the message: it counts as uncertain.
+      const row = found && (found.expires_at > now || found.state === 'pending') ? found : undefined;
+      if (row && row.fingerprint !== idem.fingerprint) return { kind: 'key-reused' };
+      if (row?.state === 'done' && row.status !== null && row.body !== null) return { kind: 'replay', status: row.status, body: row.body };
+      if (row?.state === 'pending' && row.expires_at > now) return { kind: 'in-progress' };
+      attempt = row?.attempt ?? crypto.randomUUID();
+    }
+    const take = takeToken(this.bucket, request.rateLimit, now);
+    this.bucket = take.bucket;
+    if (!take.ok) return { kind: 'limited', retryAfterSeconds: take.retryAfterSeconds };
+    if (idem && attempt !== undefined) {
+      const expiresAt = now + CHAT_LIMITS.idempotencyClaimMs;
+      this.sql.exec(
+        `INSERT OR REPLACE INTO idempotency (key, fingerprint, attempt, state, status, body, expires_at)
+         VALUES (?, ?, ?, 'pending', NULL, NULL, ?)`,
+        idem.key,
+        idem.fingerprint,
+        attempt,
+        expiresAt,
+      );
+      this.ensureAlarm(expiresAt);
+    }
+    return { kind: 'go', attempt };
+  }
+
+  /** Records the first successful answer for the key; repeats within 24 hours get it back. */
+  complete(key: string, status: number, body: string): void {
+    const expiresAt = Date.now() + CHAT_LIMITS.idempotencyTtlMs;
+    this.sql.exec(
+      "UPDATE idempotency SET state = 'done', status = ?, body = ?, expires_at = ? WHERE key = ?",
+      status,
+      body,
+      expiresAt,
+      key,
+    );
+    this.ensureAlarm(expiresAt);
+  }
+
+  /**
+   * The post failed. Stored nothing: the key is free again. Maybe stored: the key stays, uncertain,
+   * for 24 hours, so a retry reuses the attempt id (and the room recognises the message).
+   */
+  release(key: string, maybeStored: boolean): void {
+    if (!maybeStored) {
+      this.sql.exec("DELETE FROM idempotency WHERE key = ? AND state = 'pending'", key);
+      return;
+    }
+    const expiresAt = Date.now() + CHAT_LIMITS.idempotencyTtlMs;
+    this.sql.exec("UPDATE idempotency SET state = 'uncertain', expires_at = ? WHERE key = ? AND state = 'pending'", expiresAt, key);
+    this.ensureAlarm(expiresAt);
+  }
+
+  /** Records the outcome of a multi-room post unless one is recorded already; returns the one that holds. */
+  decide(txId: string, outcome: Outcome): Outcome {
+    const expiresAt = Date.now() + DECISION_TTL_MS;
+    this.sql.exec('INSERT OR IGNORE INTO decisions (tx_id, outcome, expires_at) VALUES (?, ?, ?)', txId, outcome, expiresAt);
+    this.ensureAlarm(expiresAt);
+    return this.sql.exec<{ outcome: Outcome }>('SELECT outcome FROM decisions WHERE tx_id = ?', txId).one().outcome;
+  }
+
+  /** Asked by a room holding a stale prepared message: undecided means aborted, from now on. */
+  settle(txId: string): Outcome {
+    return this.decide(txId, 'abort');
+  }
+
+  private ensureAlarm(at: number): void {
+    if (this.alarmAt !== null && this.alarmAt <= at) return;
+    this.alarmAt = at;
+    void this.ctx.storage.setAlarm(at);
+  }
+
+  override alarm(): void {
+    this.alarmAt = null;
+    const now = Date.now();
+    this.sql.exec("DELETE FROM idempotency WHERE expires_at <= ? AND state != 'pending'", now);
+    this.sql.exec(
+      "UPDATE idempotency SET state = 'uncertain', expires_at = ? WHERE state = 'pending' AND expires_at <= ?",
+      now + CHAT_LIMITS.idempotencyTtlMs,
+      now,
+    );
+    this.sql.exec('DELETE FROM decisions WHERE expires_at <= ?', now);
+    const next = this.sql
+      .exec<{ at: number | null }>(
+        'SELECT MIN(at) AS at FROM (SELECT MIN(expires_at) AS at FROM idempotency UNION ALL SELECT MIN(expires_at) FROM decisions)',
+      )
+      .one().at;
+    if (next !== null) this.ensureAlarm(next);
+  }
+}

@@ -1,0 +1,121 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { ApiError, type ErrorDetail } from '../http/api-error';
+import { requirePermission } from '../http/auth';
+import type { AppEnv } from '../http/context';
+import type { Db } from '../db/client';
+import type { WebhookMapping } from '../db/schema';
+import { jsonBody } from '../http/json-body';
+import { validJson } from '../http/validate';
+import { CHAT_LIMITS, isUuid, RATE_LIMIT_MAX, WEBHOOK_KINDS } from './limits';
+import { uuidParam } from './params';
+import { existingRoomIds } from './rooms.store';
+import {
+  createWebhook,
+  deleteWebhook,
+  getWebhook,
+  listWebhooks,
+  rotateWebhook,
+  updateWebhook,
+  webhookView,
+  type WebhookRow,
+} from './webhooks.store';
+
+const roomIdField = z.string().refine(isUuid, { message: 'must be a room id (UUID)' });
+
+const mappingSchema = z.strictObject({
+  field: z.enum(['message', 'metadata']),
+  match: z.enum(['exact', 'contains', 'prefix']),
+  value: z.string().min(1).max(CHAT_LIMITS.mappingValueChars),
+  roomIds: z.array(roomIdField).min(1).max(CHAT_LIMITS.roomIdsPerMapping),
+});
+
+const rateLimitSchema = z.strictObject({
+  burst: z.number().int().min(1).max(RATE_LIMIT_MAX.burst).optional(),
+  perSecond: z.number().positive().max(RATE_LIMIT_MAX.perSecond).optional(),
+});
+
+const fields = {
+  name: z.string().trim().min(1).max(CHAT_LIMITS.nameChars),
+  kind: z.enum(WEBHOOK_KINDS),
+  roomId: roomIdField,
+  active: z.boolean(),
+  mappings: z.array(mappingSchema).max(CHAT_LIMITS.mappings),
+  rateLimit: rateLimitSchema,
+};
+
+const createWebhookSchema = z.strictObject({
+  ...fields,
+  active: fields.active.optional(),
+  mappings: fields.mappings.optional(),
+  rateLimit: fields.rateLimit.optional(),
+});
+
+const patchWebhookSchema = z
+  .strictObject(fields)
+  .partial()
+  .refine((p) => Object.keys(p).length > 0, { message: 'Give at least one field to change.' });
+
+/** Every room a webhook would post to must exist; the first missing one is named like a field. */
+async function assertRoomsExist(db: Db, roomId: string | undefined, mappings: WebhookMapping[] | undefined): Promise<void> {
+  const refs: { fieldName: string; id: string }[] = [];
+  if (roomId !== undefined) refs.push({ fieldName: 'roomId', id: roomId });
+  mappings?.forEach((m, i) => m.roomIds.forEach((id, j) => refs.push({ fieldName: `mappings[${i}].roomIds[${j}]`, id })));
+  const found = await existingRoomIds(
+    db,
+    refs.map((r) => r.id),
+  );
+  const missing: ErrorDetail[] = refs.filter((r) => !found.has(r.id)).map((r) => ({ errorCode: 'invalid.value', fieldName: r.fieldName }));
+  if (missing.length > 0) {
+    throw new ApiError(400, 'invalid.value', `${missing[0]!.fieldName}: no room has this id`, missing.slice(0, 20));
+  }
+}
+
+const admin = requirePermission('chat:admin');
+const webhookId = uuidParam('No webhook has this id.');
+
+function notFound(): ApiError {
+  return ApiError.notFound('No webhook has this id.');
+}
+
+function origin(url: string): string {
+  return new URL(url).origin;
+}
+
+async function found(db: Db, id: string): Promise<WebhookRow> {
+  const row = await getWebhook(db, id);
+  if (!row) throw notFound();
+  return row;
+}
+
+export const webhooksRoutes = new Hono<AppEnv>()
+  .post('/api/v1/webhooks', admin, jsonBody(CHAT_LIMITS.adminBodyBytes), validJson(createWebhookSchema), async (c) => {
+    const input = c.req.valid('json');
+    await assertRoomsExist(c.var.db, input.roomId, input.mappings);
+    return c.json(webhookView(await createWebhook(c.var.db, input), origin(c.req.url)), 201);
+  })
+  .get('/api/v1/webhooks', admin, async (c) => {
+    const base = origin(c.req.url);
+    return c.json({ entities: (await listWebhooks(c.var.db)).map((row) => webhookView(row, base)) });
+  })
+  .get('/api/v1/webhooks/:id', admin, webhookId, async (c) => {
+    return c.json(webhookView(await found(c.var.db, c.req.param('id')), origin(c.req.url)));
+  })
+  .patch('/api/v1/webhooks/:id', admin, webhookId, jsonBody(CHAT_LIMITS.adminBodyBytes), validJson(patchWebhookSchema), async (c) => {
+    const patch = c.req.valid('json');
+    const current = await found(c.var.db, c.req.param('id'));
+    await assertRoomsExist(c.var.db, patch.roomId, patch.mappings);
+    const row = await updateWebhook(c.var.db, current, patch);
+    if (!row) throw notFound();
+    return c.json(webhookView(row, origin(c.req.url)));
+  })
+  .delete('/api/v1/webhooks/:id', admin, webhookId, async (c) => {
+    if (!(await deleteWebhook(c.var.db, c.req.param('id')))) throw notFound();
+    return c.body(null, 204);
+  })
+  /** New id (and URL); the old URL answers 404 from this moment. Messages keep the id they were posted with. */
+  .post('/api/v1/webhooks/:id/rotate', admin, webhookId, async (c) => {
+    const row = await rotateWebhook(c.var.db, c.req.param('id'));
+    if (!row) throw notFound();
+    return c.json(webhookView(row, origin(c.req.url)));
+  });

@@ -1,0 +1,116 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { DIMENSIONS, METRIC_NAMES } from '../../src/analytics/catalog';
+import { simulateConversations } from '../../scripts/simulator';
+import { send } from '../helpers';
+import {
+  aggregateObservations,
+  canonicalize,
+  observationsFromRecords,
+  type AggregateQuery,
+  type ConversationRecord,
+  type Filter,
+  type Observation,
+  type Predicate,
+} from '../support/reference-aggregator';
+import { ingestOk, queryOk, SERVICE_LEVEL } from './analytics-api';
+
+/**
+ * Differential test: many random queries over simulated traffic, each answered by the real
+ * endpoint and by the naive test-only reference aggregator (test/support), which shares no code
+ * with src/analytics/ingest or src/analytics/query. The seed is printed so a failure can be replayed.
+ */
+const SEED = Number(process.env.DIFF_SEED ?? 20261121);
+const QUERIES = 160;
+const END = Date.parse('2011-05-04T00:00:00.000Z');
+const DAYS = 3;
+const HOUR = 3_600_000;
+
+function mulberry32(seed: number) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+let records: ConversationRecord[] = [];
+let observations: Observation[] = [];
+const valuePool = new Map<string, string[]>();
+
+beforeAll(async () => {
+  records = [...simulateConversations({ days: DAYS, conversations: 2_000, seed: 7, end: new Date(END) })] as ConversationRecord[];
+  for (let i = 0; i < records.length; i += 500) await ingestOk(records.slice(i, i + 500));
+  // Re-send a slice, as a client retrying would: nothing may be counted twice.
+  const again = await ingestOk(records.slice(100, 400));
+  expect(again.observations).toBe(0);
+  observations = observationsFromRecords(records);
+  for (const o of observations) {
+    for (const [dim, value] of Object.entries(o.dims)) {
+      const pool = valuePool.get(dim) ?? [];
+      if (pool.length < 40 && !pool.includes(value!)) pool.push(value!);
+      valuePool.set(dim, pool);
+    }
+  }
+});
+
+function randomQuery(rand: () => number): AggregateQuery {
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)]!;
+  const subset = <T>(items: readonly T[], max: number): T[] => {
+    const copy = [...items].sort(() => rand() - 0.5);
+    return copy.slice(0, 1 + Math.floor(rand() * max));
+  };
+  // Mostly aligned to quarter hours (rollups can answer), sometimes at an odd minute (raw rows).
+  const granularity = pick([undefined, 'PT15M', 'PT30M', 'PT1H', 'PT6H', 'PT12H', 'P1D']);
+  const unit = granularity === undefined ? HOUR : { PT15M: HOUR / 4, PT30M: HOUR / 2, PT1H: HOUR, PT6H: 6 * HOUR, PT12H: 12 * HOUR, P1D: 24 * HOUR }[granularity]!;
+  const units = 1 + Math.floor(rand() * Math.min(48, (DAYS * 24 * HOUR) / unit));
+  const offsetMinutes = rand() < 0.8 ? 15 * Math.floor(rand() * 4 * 24 * DAYS) : Math.floor(rand() * 60 * 24 * DAYS);
+  const start = END - DAYS * 24 * HOUR + offsetMinutes * 60_000 - (rand() < 0.2 ? 6 * HOUR : 0);
+  const end = start + units * unit;
+  const query: AggregateQuery = { interval: `${new Date(start).toISOString()}/${new Date(end).toISOString()}` };
+  if (granularity) query.granularity = granularity;
+
+  const rollupDims = ['queueId', 'userId', 'direction', 'mediaType'];
+  if (rand() < 0.7) query.groupBy = subset(rand() < 0.7 ? rollupDims : DIMENSIONS.filter((d) => d !== 'conversationId' && d !== 'sessionId'), 3);
+  if (rand() < 0.8) query.metrics = subset(METRIC_NAMES, 6);
+  if (rand() < 0.6) {
+    const predicate = (): Predicate => {
+      const dimension = pick(rand() < 0.7 ? rollupDims : DIMENSIONS);
+      const op = rand();
+      if (op < 0.15) return { dimension, operator: 'exists' };
+      if (op < 0.3) return { dimension, operator: 'notExists' };
+      const pool = valuePool.get(dimension) ?? ['none'];
+      return { dimension, value: rand() < 0.9 ? pick(pool) : 'no-such-value' };
+    };
+    const filter: Filter = { type: rand() < 0.7 ? 'and' : 'or', predicates: Array.from({ length: 1 + Math.floor(rand() * 3) }, predicate) };
+    if (rand() < 0.25) filter.clauses = [{ type: rand() < 0.5 ? 'and' : 'or', predicates: [predicate(), predicate()] }];
+    query.filter = filter;
+  }
+  return query;
+}
+
+describe('the aggregate query against the reference aggregator', () => {
+  it(`agrees on ${QUERIES} random queries over simulated traffic (seed ${SEED})`, async () => {
+    const settings = (await send('GET', SERVICE_LEVEL)).body;
+    const rand = mulberry32(SEED);
+    const sources = new Map<string, number>();
+    let nonEmpty = 0;
+    for (let i = 0; i < QUERIES; i++) {
+      const query = randomQuery(rand);
+      const real = await queryOk(query);
+      sources.set(real.source.split('@')[0]!, (sources.get(real.source.split('@')[0]!) ?? 0) + 1);
+      const expected = aggregateObservations(observations, query, settings);
+      if (expected.results.length > 0) nonEmpty++;
+      const order = query.metrics ?? METRIC_NAMES;
+      expect(canonicalize({ results: real.results }, order), `query #${i} (seed ${SEED}): ${JSON.stringify(query)}`).toEqual(
+        canonicalize(expected, order),
+      );
+    }
+    // The comparison must have exercised both read paths and real data.
+    expect(sources.get('raw') ?? 0).toBeGreaterThan(10);
+    expect([...sources.keys()].filter((s) => s.startsWith('rollup')).length).toBe(3);
+    expect(nonEmpty).toBeGreaterThan(QUERIES / 2);
+  });
+});

@@ -1,0 +1,546 @@
+import { describe, expect, it } from 'vitest';
+import { isAllowedHtml, renderMarkdown } from '../../src/chat/markdown';
+
+/*
+ * An independent checker: it does not trust the renderer's own allow-list. Each output is read twice,
+ * by a small hand-written tag tokenizer and by workerd's HTMLRewriter (a real HTML5 tokenizer), and
+ * every element and attribute either sees must be harmless. URL attributes are entity-decoded and
+ * whitespace-stripped the way a browser does before their scheme is read.
+ */
+
+const REL = 'noopener noreferrer nofollow';
+
+/** The tags the renderer documents; anything else is a failure. */
+const DOCUMENTED_TAGS = new Set([
+  'p', 'br', 'strong', 'em', 'del', 'a', 'img', 'code', 'pre', 'ul', 'ol', 'li', 'blockquote', 'hr',
+  'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'table', 'thead', 'tbody', 'tr', 'th', 'td',
+]);
+const DOCUMENTED_ATTRIBUTES: Record<string, string[]> = {
+  a: ['href', 'title', 'rel', 'target'],
+  img: ['src', 'alt', 'title'],
+  code: ['class'],
+  ol: ['start'],
+  th: ['align'],
+  td: ['align'],
+};
+const DANGEROUS_TAGS = new Set([
+  'script', 'iframe', 'frame', 'frameset', 'style', 'svg', 'math', 'object', 'embed', 'applet', 'base',
+  'meta', 'link', 'form', 'input', 'button', 'textarea', 'select', 'template', 'noscript', 'xmp',
+  'plaintext', 'title', 'details', 'body', 'video', 'audio', 'source', 'marquee', 'animate', 'set', 'image',
+]);
+
+const NAMED: Record<string, string> = {
+  amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0', colon: ':', tab: '\t',
+  newline: '\n', sol: '/', lpar: '(', rpar: ')', period: '.', percnt: '%', num: '#', semi: ';',
+};
+
+/** Browser-style attribute decoding: numeric references with or without `;`, padded or not. */
+function decodeAttribute(value: string): { text: string; unknownNamed: boolean } {
+  let unknownNamed = false;
+  const text = value.replace(/&(#[xX][0-9a-fA-F]+|#[0-9]+|[A-Za-z][A-Za-z0-9]*);?/g, (ref, body: string) => {
+    if (body.startsWith('#')) {
+      const code = body[1] === 'x' || body[1] === 'X' ? parseInt(body.slice(2), 16) : parseInt(body.slice(1), 10);
+      return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : '\ufffd';
+    }
+    const named = NAMED[body.toLowerCase()];
+    if (named === undefined) unknownNamed = true;
+    return named ?? ref;
+  });
+  return { text, unknownNamed };
+}
+
+/** The scheme a browser's URL parser would read, or null for a relative URL. */
+function browserScheme(url: string): string | null {
+  const cleaned = url.replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, '').replace(/[\t\n\r]/g, '');
+  const match = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(cleaned);
+  return match?.[1]?.toLowerCase() ?? null;
+}
+
+interface SeenElement {
+  name: string;
+  closing?: boolean;
+  attributes: Array<[string, string]>;
+}
+
+/** A deliberately simple tag tokenizer (quoted and unquoted attributes, comments, `<!`, `<?`). */
+function tokenizeTags(html: string): { elements: SeenElement[]; problems: string[] } {
+  const elements: SeenElement[] = [];
+  const problems: string[] = [];
+  for (let i = html.indexOf('<'); i !== -1; i = html.indexOf('<', i + 1)) {
+    const next = html[i + 1] ?? '';
+    if (next === '!' || next === '?') {
+      problems.push(`markup declaration or comment at ${i}`);
+      continue;
+    }
+    if (!/[A-Za-z/]/.test(next)) {
+      problems.push(`bare < at ${i}`);
+      continue;
+    }
+    const end = findTagEnd(html, i);
+    const closing = next === '/';
+    const inside = html.slice(closing ? i + 2 : i + 1, end);
+    const name = (/^[^\s/>]+/.exec(inside)?.[0] ?? '').toLowerCase();
+    const attributes: Array<[string, string]> = [];
+    const attrPattern = /([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?/g;
+    for (const m of inside.slice(name.length).matchAll(attrPattern)) {
+      attributes.push([(m[1] ?? '').toLowerCase(), m[2] ?? m[3] ?? m[4] ?? '']);
+    }
+    elements.push({ name, closing, attributes });
+  }
+  return { elements, problems };
+}
+
+function findTagEnd(html: string, start: number): number {
+  let quote = '';
+  for (let j = start + 1; j < html.length; j++) {
+    const ch = html[j];
+    if (quote) {
+      if (ch === quote) quote = '';
+    } else if (ch === '"' || ch === "'") {
+      quote = ch;
+    } else if (ch === '>') {
+      return j;
+    }
+  }
+  return html.length;
+}
+
+async function rewriterElements(html: string): Promise<{ elements: SeenElement[]; comments: number }> {
+  const elements: SeenElement[] = [];
+  let comments = 0;
+  await new HTMLRewriter()
+    .on('*', {
+      element(el) {
+        const attributes = [...el.attributes].map(([n = '', v = '']): [string, string] => [n.toLowerCase(), v]);
+        elements.push({ name: el.tagName.toLowerCase(), attributes });
+      },
+    })
+    .onDocument({
+      comments() {
+        comments++;
+      },
+    })
+    .transform(new Response(html))
+    .text();
+  return { elements, comments };
+}
+
+function elementProblems({ name, closing, attributes }: SeenElement): string[] {
+  const problems: string[] = [];
+  if (DANGEROUS_TAGS.has(name)) problems.push(`dangerous tag <${name}>`);
+  if (!DOCUMENTED_TAGS.has(name)) problems.push(`undocumented tag <${name}>`);
+  const allowed = DOCUMENTED_ATTRIBUTES[name] ?? [];
+  for (const [attr, raw] of attributes) {
+    if (attr.startsWith('on')) problems.push(`event handler ${attr} on <${name}>`);
+    if (attr === 'style') problems.push(`style attribute on <${name}>`);
+    if (!allowed.includes(attr)) problems.push(`undocumented attribute ${attr} on <${name}>`);
+    const { text, unknownNamed } = decodeAttribute(raw);
+    if (attr === 'href' || attr === 'src') {
+      const scheme = browserScheme(text);
+      const schemes = attr === 'href' ? ['http', 'https', 'mailto'] : ['http', 'https'];
+      if (scheme === null || !schemes.includes(scheme)) problems.push(`${attr} with scheme ${scheme}: ${raw}`);
+      if (unknownNamed) problems.push(`${attr} with an unknown character reference: ${raw}`);
+    }
+    if (attr === 'rel' && text !== REL) problems.push(`rel is ${text}`);
+    if (attr === 'target' && text !== '_blank') problems.push(`target is ${text}`);
+    if (attr === 'class' && !/^language-[A-Za-z0-9_+-]+$/.test(text)) problems.push(`class is ${text}`);
+  }
+  if (name === 'a' && !closing) {
+    const names = attributes.map(([n]) => n);
+    if (!names.includes('rel') || !names.includes('target')) problems.push('<a> without rel/target');
+  }
+  return problems;
+}
+
+async function expectHarmless(html: string): Promise<void> {
+  const simple = tokenizeTags(html);
+  const rewritten = await rewriterElements(html);
+  const problems = [
+    ...simple.problems,
+    ...simple.elements.flatMap(elementProblems),
+    ...rewritten.elements.flatMap(elementProblems),
+    ...(rewritten.comments > 0 ? ['an HTML comment survived'] : []),
+  ];
+  expect(problems, html).toEqual([]);
+  // Both readers must agree on what elements exist (no tokenizer differential to hide in).
+  const startTags = simple.elements.filter((e) => !e.closing).map((e) => e.name);
+  expect(rewritten.elements.map((e) => e.name), html).toEqual(startTags);
+}
+
+interface Vector {
+  label: string;
+  md: string;
+  /** Text that must be shown, escaped, so a reader sees what was attempted. */
+  visible?: string;
+}
+
+const VECTORS: Record<string, Vector[]> = {
+  'script tags': [
+    { label: 'plain script', md: '<script>alert(1)</script>', visible: '&lt;script&gt;alert(1)&lt;/script&gt;' },
+    { label: 'upper case with src', md: '<SCRIPT SRC=https://xss.example/xss.js></SCRIPT>', visible: '&lt;SCRIPT SRC=https://xss.example/xss.js&gt;' },
+    { label: 'mixed case', md: '<ScRiPt>alert(1)</sCrIpT>', visible: '&lt;ScRiPt&gt;' },
+    { label: 'nested to reassemble', md: '<scr<script>ipt>alert(1)</scr</script>ipt>', visible: '&lt;scr&lt;script&gt;ipt&gt;' },
+    { label: 'slash instead of space', md: '<script/xss src=https://xss.example/x.js></script>', visible: '&lt;script/xss' },
+    { label: 'double open bracket', md: '<<script>alert(1);//<</script>', visible: '&lt;&lt;script&gt;' },
+    { label: 'unclosed with protocol-relative src', md: '<script src=//xss.example/.j>', visible: '&lt;script src=//xss.example/.j&gt;' },
+    { label: 'inline in a sentence', md: 'hello <script>alert(1)</script> world', visible: 'hello &lt;script&gt;alert(1)&lt;/script&gt; world' },
+    { label: 'inside bold', md: '**bold <script>alert(1)</script>**', visible: '<strong>bold &lt;script&gt;alert(1)&lt;/script&gt;</strong>' },
+    { label: 'newline inside the tag', md: 'x <script\n>alert(1)</script\n>', visible: '&lt;script' },
+    { label: 'closing then opening', md: '</script><script>alert(1)</script>', visible: '&lt;/script&gt;&lt;script&gt;' },
+    { label: 'in a list item', md: '- item <script>alert(1)</script>', visible: '&lt;script&gt;' },
+    { label: 'in a blockquote', md: '> <script>alert(1)</script>', visible: '&lt;script&gt;' },
+    { label: 'in a table cell', md: '| a |\n|---|\n| <script>alert(1)</script> |', visible: '&lt;script&gt;' },
+    { label: 'pre block raw text', md: '<pre>\n<script>alert(1)</script>\n</pre>', visible: '&lt;pre&gt;' },
+  ],
+  'event handlers': [
+    { label: 'img onerror', md: '<img src=x onerror=alert(1)>', visible: '&lt;img src=x onerror=alert(1)&gt;' },
+    { label: 'img onmouseover quoted', md: `<IMG SRC=# onmouseover="alert('xxs')">`, visible: 'onmouseover=&quot;alert(&#39;xxs&#39;)&quot;' },
+    { label: 'img eval(src)', md: '<img src=x:alert(alt) onerror=eval(src) alt=0>', visible: 'onerror=eval(src)' },
+    { label: 'svg onload', md: '<svg onload=alert(1)>', visible: '&lt;svg onload=alert(1)&gt;' },
+    { label: 'svg slash onload', md: '<svg/onload=alert(1)>', visible: '&lt;svg/onload=alert(1)&gt;' },
+    { label: 'body onload', md: '<body onload=alert(1)>', visible: '&lt;body onload=alert(1)&gt;' },
+    { label: 'details ontoggle', md: '<details open ontoggle=alert(1)>', visible: '&lt;details open ontoggle=alert(1)&gt;' },
+    { label: 'quote confusion', md: '<img """><script>alert(1)</script>">', visible: '&lt;img &quot;&quot;&quot;&gt;' },
+    { label: 'div onmouseover', md: '<div onmouseover="alert(1)">hover</div>', visible: '&lt;div onmouseover=&quot;alert(1)&quot;&gt;' },
+    { label: 'inline a onmouseover', md: 'see <a onmouseover="alert(1)">x</a>', visible: '&lt;a onmouseover=&quot;alert(1)&quot;&gt;x&lt;/a&gt;' },
+    { label: 'input autofocus onfocus', md: '<input autofocus onfocus=alert(1)>', visible: '&lt;input autofocus onfocus=alert(1)&gt;' },
+    { label: 'video source onerror', md: '<video><source onerror="alert(1)">', visible: '&lt;video&gt;' },
+    { label: 'marquee onstart', md: '<marquee onstart=alert(1)>x</marquee>', visible: '&lt;marquee onstart=alert(1)&gt;' },
+    { label: 'entity-encoded handler body', md: '<img src=x onerror=&#97;&#108;&#101;&#114;&#116;(1)>', visible: 'onerror=&amp;#97;' },
+    { label: 'breakout from markdown image url', md: '![x](https://ok.example/a.png" onerror="alert(1))' },
+    { label: 'breakout from markdown image title', md: '![x](https://ok.example/a.png "t\\" onerror=\\"alert(1)")' },
+  ],
+  'javascript:, data: and vbscript: in markdown links': [
+    { label: 'plain', md: '[a](javascript:alert(1))', visible: '[a](javascript:alert(1))' },
+    { label: 'mixed case', md: '[a](JaVaScRiPt:alert(1))', visible: 'JaVaScRiPt:alert(1)' },
+    { label: 'hex entity', md: '[a](jav&#x61;script:alert(1))', visible: 'jav&amp;#x61;script:alert(1)' },
+    { label: 'decimal entity', md: '[a](&#106;avascript:alert(1))', visible: '&amp;#106;avascript:alert(1)' },
+    { label: 'padded decimal entity', md: '[a](&#0000106;avascript:alert(1))', visible: '&amp;#0000106;avascript' },
+    { label: 'upper hex entity', md: '[a](&#X6A;avascript:alert(1))' },
+    { label: 'entity without semicolon', md: '[a](&#106avascript:alert(1))', visible: '&amp;#106avascript' },
+    { label: 'every letter encoded', md: '[a](&#106;&#97;&#118;&#97;&#115;&#99;&#114;&#105;&#112;&#116;&#58;alert(1))' },
+    { label: 'named colon entity', md: '[a](javascript&colon;alert(1))', visible: 'javascript&amp;colon;alert(1)' },
+    { label: 'tab inside angle destination', md: '[a](<java\tscript:alert(1)>)' },
+    { label: 'named Tab entity', md: '[a](java&Tab;script:alert(1))' },
+    { label: 'named NewLine entity', md: '[a](java&NewLine;script:alert(1))' },
+    { label: 'encoded newline and tab', md: '[a](java&#x0A;scr&#9;ipt:alert(1))' },
+    { label: 'NUL prefix', md: '[a](\u0000javascript:alert(1))' },
+    { label: 'encoded NUL prefix', md: '[a](&#0;javascript:alert(1))' },
+    { label: 'leading control character entity', md: '[a](&#x1;javascript:alert(1))' },
+    { label: 'leading space in angle destination', md: '[a](< javascript:alert(1)>)' },
+    { label: 'percent-encoded colon', md: '[a](javascript%3Aalert(1))' },
+    { label: 'percent-encoded first letter', md: '[a](%6Aavascript:alert(1))' },
+    { label: 'javascript with newline payload', md: '[a](javascript://%0aalert(1))' },
+    { label: 'vbscript', md: '[a](vbscript:msgbox(1))', visible: 'vbscript:msgbox(1)' },
+    { label: 'vbscript upper case', md: '[a](VBScript:msgbox(1))' },
+    { label: 'data html base64', md: '[a](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)', visible: 'data:text/html;base64' },
+    { label: 'data html upper case', md: '[a](DATA:text/html,<script>alert(1)</script>)' },
+    { label: 'with a title', md: '[a](javascript:alert(1) "title")' },
+    { label: 'backslash-escaped colon', md: '[a](javascript\\:alert(1))' },
+    { label: 'zero-width space in scheme', md: '[a](java\u200bscript:alert(1))' },
+    { label: 'protocol-relative URL', md: '[a](//evil.example/x)', visible: '[a](//evil.example/x)' },
+    { label: 'relative URL', md: '[a](/relative/path)', visible: '[a](/relative/path)' },
+    { label: 'file URL', md: '[a](file:///etc/passwd)' },
+    { label: 'livescript', md: '[a](livescript:alert(1))' },
+  ],
+  'images': [
+    { label: 'javascript src', md: '![x](javascript:alert(1))', visible: '<p>x</p>' },
+    { label: 'data svg src', md: '![x](data:image/svg+xml;base64,PHN2ZyBvbmxvYWQ9YWxlcnQoMSk+)' },
+    { label: 'entity-encoded javascript src', md: '![x](&#106;avascript:alert(1))' },
+    { label: 'mailto is not an image source', md: '![x](mailto:a@b.example)', visible: '<p>x</p>' },
+    { label: 'vbscript src', md: '![x](vbscript:msgbox(1))' },
+    { label: 'HTML in the alt text', md: '![<img src=x onerror=alert(1)>](https://ok.example/a.png)', visible: 'alt="&lt;img src=x onerror=alert(1)&gt;"' },
+    { label: 'protocol-relative src', md: '![x](//evil.example/a.png)' },
+    { label: 'quote in the alt text', md: '![a" onerror="alert(1)](https://ok.example/a.png)', visible: 'alt="a&quot; onerror=&quot;alert(1)"' },
+  ],
+  'reference links': [
+    { label: 'javascript definition', md: '[a][r]\n\n[r]: javascript:alert(1)', visible: '[a][r]' },
+    { label: 'entity-encoded definition', md: '[a][r]\n\n[r]: &#106;avascript:alert(1)' },
+    { label: 'data image definition', md: '![a][r]\n\n[r]: data:image/png;base64,AAAA' },
+    { label: 'angle-bracket definition', md: '[r]\n\n[r]: <javascript:alert(1)>' },
+    { label: 'title breakout in definition', md: '[a][r]\n\n[r]: https://ok.example "t\\" onmouseover=\\"alert(1)"' },
+    { label: 'collapsed reference', md: '[r][]\n\n[r]: vbscript:msgbox(1)' },
+  ],
+  'autolinks': [
+    { label: 'javascript autolink', md: '<javascript:alert(1)>', visible: '&lt;javascript:alert(1)&gt;' },
+    { label: 'upper case autolink', md: '<JAVASCRIPT:alert(1)>' },
+    { label: 'vbscript autolink', md: '<vbscript:msgbox(1)>' },
+    { label: 'data autolink', md: '<data:text/html,alert(1)>' },
+    { label: 'quote breakout in autolink', md: '<https://ok.example/" onmouseover="alert(1)>' },
+    { label: 'quote breakout in www link', md: 'www.ok.example/"onmouseover="alert(1)' },
+    { label: 'bare URL followed by a tag', md: 'https://ok.example/<script>alert(1)</script>', visible: '&lt;script&gt;' },
+    { label: 'bare javascript: is just text', md: 'javascript:alert(1)', visible: '<p>javascript:alert(1)</p>' },
+    { label: 'entity inside an autolink stays literal', md: '<https://ok.example/&#x22;onclick=&#x22;alert(1)>' },
+    { label: 'xmpp GFM autolink is not linked', md: 'xmpp:user@evil.example' },
+    { label: 'ftp bare URL is not linked', md: 'ftp://evil.example/file', visible: 'ftp://evil.example/file' },
+  ],
+  'SVG and MathML': [
+    { label: 'svg script', md: '<svg><script>alert(1)</script></svg>', visible: '&lt;svg&gt;&lt;script&gt;' },
+    { label: 'svg xlink:href', md: '<svg><a xlink:href="javascript:alert(1)"><text x="20" y="20">x</text></a></svg>' },
+    { label: 'mathml mglyph style mutation', md: '<math><mtext><table><mglyph><style><img src=x onerror=alert(1)>', visible: '&lt;math&gt;' },
+    { label: 'mathml href', md: '<math href="javascript:alert(1)">x</math>' },
+    { label: 'svg animate onbegin', md: '<svg><animate onbegin=alert(1) attributeName=x dur=1s>' },
+    { label: 'svg set to javascript href', md: '<svg><a><set attributeName="href" to="javascript:alert(1)"/><text>x</text></a></svg>' },
+  ],
+  'iframe, object and embed': [
+    { label: 'iframe javascript src', md: '<iframe src="javascript:alert(1)"></iframe>', visible: '&lt;iframe src=&quot;javascript:alert(1)&quot;&gt;' },
+    { label: 'iframe srcdoc', md: '<iframe srcdoc="<script>alert(1)</script>"></iframe>' },
+    { label: 'object data', md: '<object data="javascript:alert(1)"></object>', visible: '&lt;object' },
+    { label: 'embed data svg', md: '<embed src="data:image/svg+xml;base64,PHN2ZyBvbmxvYWQ9YWxlcnQoMSk+">', visible: '&lt;embed' },
+    { label: 'frameset', md: '<frameset><frame src="javascript:alert(1)"></frameset>' },
+    { label: 'inline iframe', md: 'look <iframe src=https://evil.example></iframe> here', visible: 'look &lt;iframe' },
+  ],
+  'base, meta, link, style and CSS': [
+    { label: 'base href', md: '<base href="javascript:alert(1)//">', visible: '&lt;base href=' },
+    { label: 'meta refresh', md: '<meta http-equiv="refresh" content="0;url=javascript:alert(1)">', visible: '&lt;meta http-equiv=&quot;refresh&quot;' },
+    { label: 'link stylesheet', md: '<link rel="stylesheet" href="javascript:alert(1)">', visible: '&lt;link rel=' },
+    { label: 'style import', md: "<style>@import 'javascript:alert(1)';</style>", visible: '&lt;style&gt;' },
+    { label: 'CSS expression', md: '<div style="width: expression(alert(1))">x</div>', visible: 'style=&quot;width: expression(alert(1))&quot;' },
+    { label: 'style url', md: '<style>body{background:url("javascript:alert(1)")}</style>' },
+    { label: 'inline style attribute', md: 'a <span style="background-image:url(javascript:alert(1))">x</span>', visible: '&lt;span style=' },
+    { label: 'form action', md: '<form action="javascript:alert(1)"><button>x</button></form>', visible: '&lt;form action=' },
+  ],
+  'comments, CDATA and declarations': [
+    { label: 'script in a comment', md: '<!--<script>alert(1)</script>-->', visible: '&lt;!--&lt;script&gt;' },
+    { label: 'comment closed early', md: '<!-- --!><script>alert(1)</script> -->', visible: '&lt;!--' },
+    { label: 'CDATA', md: '<![CDATA[<script>alert(1)</script>]]>', visible: '&lt;![CDATA[' },
+    { label: 'processing instruction', md: '<?xml version="1.0"?><script>alert(1)</script>', visible: '&lt;?xml' },
+    { label: 'doctype', md: '<!DOCTYPE html><script>alert(1)</script>', visible: '&lt;!DOCTYPE html&gt;' },
+    { label: 'inline comment', md: 'a <!-- hidden --> b', visible: 'a &lt;!-- hidden --&gt; b' },
+    { label: 'conditional comment', md: '<!--[if gte IE 4]><script>alert(1)</script><![endif]-->' },
+  ],
+  'malformed links and images': [
+    { label: 'unbalanced parenthesis', md: '[a](javascript:alert(1)', visible: 'javascript:alert(1)' },
+    { label: 'double parentheses', md: '[a]((javascript:alert(1)))' },
+    { label: 'link nested in link text', md: '[[a](javascript:alert(1))](https://ok.example)' },
+    { label: 'angle-bracket destination', md: '[a](<javascript:alert(1)>)', visible: '[a](&lt;javascript:alert(1)&gt;)' },
+    { label: 'attribute after angle destination', md: '[a](<https://ok.example/> onmouseover=alert(1))' },
+    { label: 'second destination after an image', md: '![a](https://ok.example/a.png)(javascript:alert(1))' },
+    { label: 'second destination after a link', md: '[a](https://ok.example/)(javascript:alert(1))' },
+    { label: 'image with javascript inside a safe link', md: '[![img](javascript:alert(1))](https://ok.example)' },
+    { label: 'safe image inside a javascript link', md: '[![img](https://ok.example/a.png)](javascript:alert(1))' },
+    { label: 'double quote breakout in href', md: '[a](https://ok.example/"onmouseover="alert(1))' },
+    { label: 'single quote breakout in href', md: "[a](https://ok.example/'onmouseover='alert(1))" },
+    { label: 'backtick in href', md: '[x](https://ok.example/`onmouseover=alert(1)`)' },
+    { label: 'tag breakout in title', md: `[a](https://ok.example "'\\"><script>alert(1)</script>")` },
+    { label: 'title in parentheses with quotes', md: '[a](https://ok.example (x" onmouseover="alert(1)))' },
+    { label: 'unclosed image bracket', md: '![a(javascript:alert(1))' },
+    { label: 'brackets around javascript', md: '[javascript:alert(1)](javascript:alert(1))' },
+  ],
+  'code and entity smuggling': [
+    { label: 'language breakout on a fence', md: '```js" onclick="alert(1)\n<script>alert(1)</script>\n```', visible: '<pre><code>&lt;script&gt;' },
+    { label: 'script in a code span', md: '`<script>alert(1)</script>`', visible: '<code>&lt;script&gt;alert(1)&lt;/script&gt;</code>' },
+    { label: 'indented code', md: '    <script>alert(1)</script>', visible: '<pre><code>&lt;script&gt;' },
+    { label: 'angle bracket in the language', md: '```<script>\nx\n```' },
+    { label: 'named entities in text', md: '&lt;script&gt;alert(1)&lt;/script&gt;' },
+    { label: 'numeric entities in text', md: '&#60;script&#62;alert(1)&#60;/script&#62;', visible: '&lt;script&gt;alert(1)&lt;/script&gt;' },
+    { label: 'backslash-escaped tags', md: '\\<script>alert(1)\\</script>', visible: '&lt;script&gt;' },
+    { label: 'double-encoded entities', md: '&amp;lt;script&amp;gt;' },
+    { label: 'fullwidth angle brackets', md: '＜script＞alert(1)＜/script＞' },
+  ],
+};
+
+const ALL_VECTORS = Object.entries(VECTORS).flatMap(([family, vectors]) => vectors.map((v) => ({ family, ...v })));
+
+describe('renderMarkdown: XSS vectors (OWASP filter-evasion style) render harmless', () => {
+  it('covers at least 80 vectors', () => {
+    expect(ALL_VECTORS.length).toBeGreaterThanOrEqual(80);
+  });
+
+  for (const [family, vectors] of Object.entries(VECTORS)) {
+    describe(family, () => {
+      it.each(vectors)('$label renders harmless', async ({ md, visible }) => {
+        const html = renderMarkdown(md);
+        await expectHarmless(html);
+        if (visible !== undefined) expect(html).toContain(visible);
+      });
+    });
+  }
+
+  it('keeps every vector harmless when they are combined, nested and interleaved', async () => {
+    let seed = 7;
+    const random = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const wrappers = ['**', '_', '~~', '> ', '- ', '1. ', '# ', '| x |\n|---|\n| ', '[', '](', ')', '![', '\n', '\n\n', '`'];
+    for (let i = 0; i < 300; i++) {
+      let md = '';
+      for (let j = 0; j < 4; j++) {
+        md += (wrappers[random(wrappers.length)] ?? '') + (ALL_VECTORS[random(ALL_VECTORS.length)]?.md ?? '');
+      }
+      await expectHarmless(renderMarkdown(md));
+    }
+  });
+});
+
+describe('renderMarkdown: legitimate markdown', () => {
+  it('renders bold, italic and strikethrough', () => {
+    expect(renderMarkdown('**bold**, _italic_ and ~~gone~~')).toBe(
+      '<p><strong>bold</strong>, <em>italic</em> and <del>gone</del></p>\n',
+    );
+  });
+
+  it('turns a single newline into a line break', () => {
+    expect(renderMarkdown('line one\nline two')).toBe('<p>line one<br>line two</p>\n');
+  });
+
+  it('renders a link with rel, target and an escaped title', () => {
+    expect(renderMarkdown('[Docs](https://example.com/docs?a=1&b=2 "The <docs>")')).toBe(
+      '<p><a href="https://example.com/docs?a=1&amp;b=2" title="The &lt;docs&gt;" rel="noopener noreferrer nofollow" target="_blank">Docs</a></p>\n',
+    );
+  });
+
+  it('renders mailto links', () => {
+    expect(renderMarkdown('[mail us](mailto:ops@example.com)')).toBe(
+      '<p><a href="mailto:ops@example.com" rel="noopener noreferrer nofollow" target="_blank">mail us</a></p>\n',
+    );
+  });
+
+  it('resolves character references in a destination, then escapes it again', () => {
+    expect(renderMarkdown('[q](https://example.com/?a=1&amp;b=&#50;)')).toBe(
+      '<p><a href="https://example.com/?a=1&amp;b=2" rel="noopener noreferrer nofollow" target="_blank">q</a></p>\n',
+    );
+  });
+
+  it('percent-encodes spaces and lower-cases the scheme', () => {
+    expect(renderMarkdown('[s](<HTTPS://example.com/a b>)')).toBe(
+      '<p><a href="https://example.com/a%20b" rel="noopener noreferrer nofollow" target="_blank">s</a></p>\n',
+    );
+  });
+
+  it('reads a destination as a browser does, dropping tabs and newlines inside it', () => {
+    expect(renderMarkdown('[t](ht&Tab;tps://example.com/a&NewLine;b)')).toBe(
+      '<p><a href="https://example.com/ab" rel="noopener noreferrer nofollow" target="_blank">t</a></p>\n',
+    );
+  });
+
+  it('renders an https image with alt text and title', () => {
+    expect(renderMarkdown('![build *status*](https://ci.example.com/badge.svg "CI")')).toBe(
+      '<p><img src="https://ci.example.com/badge.svg" alt="build status" title="CI"></p>\n',
+    );
+  });
+
+  it('renders bare URLs, www links and email addresses as links', () => {
+    expect(renderMarkdown('see https://example.com/x, www.example.org and ops@example.com')).toBe(
+      '<p>see <a href="https://example.com/x" rel="noopener noreferrer nofollow" target="_blank">https://example.com/x</a>, ' +
+        '<a href="http://www.example.org" rel="noopener noreferrer nofollow" target="_blank">www.example.org</a> and ' +
+        '<a href="mailto:ops@example.com" rel="noopener noreferrer nofollow" target="_blank">ops@example.com</a></p>\n',
+    );
+  });
+
+  it('renders a table with alignment', () => {
+    expect(renderMarkdown('| Job | Result |\n|:----|------:|\n| build | **ok** |')).toBe(
+      '<table>\n<thead>\n<tr>\n<th align="left">Job</th>\n<th align="right">Result</th>\n</tr>\n</thead>\n' +
+        '<tbody><tr>\n<td align="left">build</td>\n<td align="right"><strong>ok</strong></td>\n</tr>\n</tbody></table>\n',
+    );
+  });
+
+  it('renders fenced code with its language class and escaped content', () => {
+    expect(renderMarkdown('```ts\nconst a = "<b>" && 1;\n```')).toBe(
+      '<pre><code class="language-ts">const a = &quot;&lt;b&gt;&quot; &amp;&amp; 1;\n</code></pre>\n',
+    );
+  });
+
+  it('keeps only the allowed characters of a fence language', () => {
+    expect(renderMarkdown('```c++ extra words\nx\n```')).toBe('<pre><code class="language-c++">x\n</code></pre>\n');
+    expect(renderMarkdown('```py{1}\nx\n```')).toBe('<pre><code>x\n</code></pre>\n');
+  });
+
+  it('renders inline code escaped', () => {
+    expect(renderMarkdown('run `a < b && c`')).toBe('<p>run <code>a &lt; b &amp;&amp; c</code></p>\n');
+  });
+
+  it('renders unordered, ordered and task lists', () => {
+    expect(renderMarkdown('- one\n- two')).toBe('<ul>\n<li>one</li>\n<li>two</li>\n</ul>\n');
+    expect(renderMarkdown('3. three\n4. four')).toBe('<ol start="3">\n<li>three</li>\n<li>four</li>\n</ol>\n');
+    expect(renderMarkdown('- [x] done\n- [ ] todo')).toBe('<ul>\n<li>\u2611 done</li>\n<li>\u2610 todo</li>\n</ul>\n');
+  });
+
+  it('renders headings, blockquotes and rules', () => {
+    expect(renderMarkdown('# Deploy\n\n> shipped\n\n---')).toBe(
+      '<h1>Deploy</h1>\n<blockquote>\n<p>shipped</p>\n</blockquote>\n<hr>\n',
+    );
+  });
+
+  it('shows raw HTML as text instead of dropping it', () => {
+    expect(renderMarkdown('<b>hi</b> there')).toBe('<p>&lt;b&gt;hi&lt;/b&gt; there</p>\n');
+    expect(renderMarkdown('<div>\nblock\n</div>')).toBe('<p>&lt;div&gt;<br>block<br>&lt;/div&gt;</p>\n');
+  });
+
+  it('shows a link with a forbidden destination as its source text', () => {
+    expect(renderMarkdown('[click](javascript:alert(1))')).toBe('<p>[click](javascript:alert(1))</p>\n');
+  });
+
+  it('shows an image with a forbidden source as its alt text', () => {
+    expect(renderMarkdown('![a <b> & c](data:image/png;base64,AAAA)')).toBe('<p>a &lt;b&gt; &amp; c</p>\n');
+  });
+});
+
+describe('renderMarkdown: robustness', () => {
+  it('never throws and stays harmless on deeply nested input', async () => {
+    for (const md of ['>'.repeat(40_000), '> '.repeat(20_000), Array.from({ length: 300 }, (_, i) => `${' '.repeat(i * 2)}- x`).join('\n')]) {
+      await expectHarmless(renderMarkdown(md));
+    }
+  });
+
+  it('keeps nesting deeper than 16 levels as text', () => {
+    const html = renderMarkdown(`${'>'.repeat(20)} deep`);
+    expect(html.split('<blockquote>').length - 1).toBe(16);
+    expect(html).toContain('&gt;&gt;&gt;&gt; deep');
+  });
+
+  it('replaces NUL characters', () => {
+    expect(renderMarkdown('a\u0000b')).toBe('<p>a\ufffdb</p>\n');
+  });
+
+  it('renders a realistic 40,000-character message in well under 50 ms', () => {
+    const paragraph =
+      '**Build #123** for [switchboard](https://ci.example.com/job/123) finished: _2 warnings_, see `npm test`.\n' +
+      '- step one ok\n- step two ok\n\n| stage | time |\n|---|---|\n| test | 12s |\n\n![badge](https://ci.example.com/b.svg)\n\n';
+    const md = paragraph.repeat(Math.ceil(40_000 / paragraph.length)).slice(0, 40_000);
+    renderMarkdown(md);
+    const started = performance.now();
+    renderMarkdown(md);
+    expect(performance.now() - started).toBeLessThan(50);
+  });
+
+  it.each([
+    { label: 'intraword underscores', md: 'a_'.repeat(20_000) },
+    { label: 'unmatched emphasis', md: '*a'.repeat(20_000) },
+    { label: 'spaces without a newline', md: `a${' '.repeat(39_998)}b` },
+    { label: 'bare URLs glued by parentheses', md: '(http://x'.repeat(4_444) },
+    { label: 'unterminated images', md: '![a](http://x'.repeat(3_076) },
+    { label: 'empty links', md: '[]()'.repeat(10_000) },
+    { label: 'nested blockquote markers', md: '>'.repeat(40_000) },
+  ])('renders 40,000 characters of $label in linear time', ({ md }) => {
+    renderMarkdown(md);
+    const started = performance.now();
+    renderMarkdown(md);
+    expect(performance.now() - started).toBeLessThan(250);
+  });
+});
+
+describe('isAllowedHtml (the renderer\'s own last check)', () => {
+  it('accepts what the renderer emits', () => {
+    expect(isAllowedHtml('<p><a href="https://x.example/?a=1&amp;b" title="t" rel="noopener noreferrer nofollow" target="_blank">x</a></p>')).toBe(true);
+    expect(isAllowedHtml('<img src="https://x.example/a.png" alt="a &quot;b&quot;">')).toBe(true);
+  });
+
+  it.each([
+    '<script>alert(1)</script>',
+    '<a href="javascript:alert(1)" rel="noopener noreferrer nofollow" target="_blank">x</a>',
+    '<a href="jav&#x61;script:alert(1)">x</a>',
+    '<a href="https://x.example" onclick="alert(1)">x</a>',
+    '<img src="data:image/png;base64,AAAA" alt="">',
+    '<img src=x onerror=alert(1)>',
+    '<p style="color:red">x</p>',
+    '<p><!-- x --></p>',
+    '<code class="language-js x">a</code>',
+    '<a href="https://x.example" href="javascript:alert(1)">x</a>',
+    '<svg></svg>',
+    'a < b',
+  ])('rejects %s', (html) => {
+    expect(isAllowedHtml(html)).toBe(false);
+  });
+});
