@@ -12,6 +12,10 @@ export const ANALYTICS_LIMITS = {
   maxMetrics: 100,
   /** Most predicates in a filter (all clauses together). */
   maxPredicates: 100,
+  /** Most views in one query (Genesys' documented limit). */
+  maxViews: 10,
+  /** Largest topN/bottomN limit. */
+  maxLimit: 10_000,
   /** Most groups in one answer; a query that would produce more gets 400 asking to narrow it. */
   maxGroups: 50_000,
   /** Query body size. */

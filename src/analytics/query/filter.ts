@@ -1,74 +1,126 @@
-import { APPLIES, DIMENSION_INDEX, type Dimension } from '../catalog';
+import { APPLIES, DIMENSION_INDEX, METRIC_INDEX, type Dimension } from '../catalog';
 import type { DimValues } from '../ingest/to-observations';
 
 export type FilterType = 'and' | 'or';
 export type PredicateOperator = 'matches' | 'exists' | 'notExists';
 
 export interface DimensionPredicate {
+  type: 'dimension';
   dimension: Dimension;
   operator: PredicateOperator;
   value?: string;
 }
 
+export interface MetricRange {
+  gt?: number;
+  gte?: number;
+  lt?: number;
+  lte?: number;
+}
+
+export interface MetricPredicate {
+  type: 'metric';
+  metric: string;
+  range: MetricRange;
+}
+
+export type Predicate = DimensionPredicate | MetricPredicate;
+
 export interface Clause {
   type: FilterType;
-  predicates: DimensionPredicate[];
+  predicates: Predicate[];
 }
 
 export interface Filter {
   type: FilterType;
-  predicates: DimensionPredicate[];
+  predicates: Predicate[];
   clauses: Clause[];
 }
 
-/** Decides whether an observation (its metric, its dimension values) passes the filter. */
-export type CompiledFilter = (metric: number, dims: DimValues) => boolean;
+/**
+ * Decides whether an observation passes the filter. `applies` is the metric whose applicability
+ * counts for dimension predicates (the observation's own, or oServiceLevel for its components);
+ * `metric` and `value` are the observation's own, for metric predicates.
+ */
+export type CompiledFilter = (applies: number, metric: number, dims: DimValues, value: number) => boolean;
+
+/** Three-valued: a metric predicate has no opinion on observations of other metrics. */
+const FALSE = 0;
+const TRUE = 1;
+const NO_OPINION = 2;
+type Verdict = typeof FALSE | typeof TRUE | typeof NO_OPINION;
+type Part = (applies: number, metric: number, dims: DimValues, value: number) => Verdict;
 
 /**
- * Compiles a filter into a predicate over observations. Seed rule 2 for every operator: a
- * predicate on a dimension that does not apply to the metric is false for it (so a userId filter
- * removes nOffered, and `notExists userId` does not bring it back). In an `or`, such a branch is
- * simply false, so the metric is returned when any branch can apply to it.
- *
- * `metric` is the metric whose applicability counts: the observation's own, or oServiceLevel when
- * the observation is one of its components.
+ * Compiles a filter (semantics in README, "Filter semantics in full"):
+ * - a dimension predicate is false for a metric its dimension never applies to (seed rule 2), for
+ *   every operator, so a userId filter removes nOffered and `notExists userId` does not bring it back;
+ * - a metric predicate judges only observations of its metric (value in range) and has no opinion
+ *   on the others, so it is left out of the `and`/`or` around it; with no opinion at the top the
+ *   observation is kept.
  */
 export function compileFilter(filter: Filter | undefined): CompiledFilter {
   if (!filter || (filter.predicates.length === 0 && filter.clauses.length === 0)) return () => true;
-  const parts: CompiledFilter[] = [
+  const top = combine(filter.type, [
     ...filter.predicates.map(compilePredicate),
     ...filter.clauses.map((clause) => combine(clause.type, clause.predicates.map(compilePredicate))),
-  ];
-  return combine(filter.type, parts);
+  ]);
+  return (applies, metric, dims, value) => top(applies, metric, dims, value) !== FALSE;
 }
 
-function combine(type: FilterType, parts: CompiledFilter[]): CompiledFilter {
-  if (parts.length === 0) return () => true;
+function combine(type: FilterType, parts: Part[]): Part {
   if (parts.length === 1) return parts[0]!;
-  return type === 'and'
-    ? (metric, dims) => parts.every((p) => p(metric, dims))
-    : (metric, dims) => parts.some((p) => p(metric, dims));
+  const decisive = type === 'and' ? FALSE : TRUE;
+  const other = type === 'and' ? TRUE : FALSE;
+  return (applies, metric, dims, value) => {
+    let verdict: Verdict = NO_OPINION;
+    for (const part of parts) {
+      const v = part(applies, metric, dims, value);
+      if (v === decisive) return decisive;
+      if (v === other) verdict = other;
+    }
+    return verdict;
+  };
 }
 
-function compilePredicate(p: DimensionPredicate): CompiledFilter {
+function compilePredicate(p: Predicate): Part {
+  if (p.type === 'metric') {
+    const target = METRIC_INDEX.get(p.metric)!;
+    const { gt, gte, lt, lte } = p.range;
+    return (_applies, metric, _dims, value) => {
+      if (metric !== target) return NO_OPINION;
+      const inRange =
+        (gt === undefined || value > gt) && (gte === undefined || value >= gte) && (lt === undefined || value < lt) && (lte === undefined || value <= lte);
+      return inRange ? TRUE : FALSE;
+    };
+  }
   const index = DIMENSION_INDEX[p.dimension];
+  const truth = (b: boolean): Verdict => (b ? TRUE : FALSE);
   switch (p.operator) {
     case 'matches':
-      return (metric, dims) => APPLIES[metric]![index]! && dims[index] === p.value;
+      return (applies, _m, dims) => truth(APPLIES[applies]![index]! && dims[index] === p.value);
     case 'exists':
-      return (metric, dims) => APPLIES[metric]![index]! && dims[index] !== undefined;
+      return (applies, _m, dims) => truth(APPLIES[applies]![index]! && dims[index] !== undefined);
     case 'notExists':
-      return (metric, dims) => APPLIES[metric]![index]! && dims[index] === undefined;
+      return (applies, _m, dims) => truth(APPLIES[applies]![index]! && dims[index] === undefined);
   }
+}
+
+function allPredicates(filter: Filter | undefined): Predicate[] {
+  if (!filter) return [];
+  return [...filter.predicates, ...filter.clauses.flatMap((c) => c.predicates)];
 }
 
 /** Every dimension the filter reads. */
 export function filterDimensions(filter: Filter | undefined): Set<Dimension> {
   const out = new Set<Dimension>();
-  if (!filter) return out;
-  for (const p of filter.predicates) out.add(p.dimension);
-  for (const c of filter.clauses) for (const p of c.predicates) out.add(p.dimension);
+  for (const p of allPredicates(filter)) if (p.type === 'dimension') out.add(p.dimension);
   return out;
+}
+
+/** Whether the filter judges single values (then only raw observations can answer it). */
+export function hasMetricPredicates(filter: Filter | undefined): boolean {
+  return allPredicates(filter).some((p) => p.type === 'metric');
 }
 
 /**
@@ -79,6 +131,10 @@ export function requiredMatches(filter: Filter | undefined): { dimension: Dimens
   if (!filter) return [];
   const conjunctive = filter.type === 'and' || filter.predicates.length + filter.clauses.length <= 1;
   if (!conjunctive || filter.clauses.length > 0) return undefined;
-  if (filter.predicates.some((p) => p.operator !== 'matches')) return undefined;
-  return filter.predicates.map((p) => ({ dimension: p.dimension, value: p.value! }));
+  const out: { dimension: Dimension; value: string }[] = [];
+  for (const p of filter.predicates) {
+    if (p.type !== 'dimension' || p.operator !== 'matches') return undefined;
+    out.push({ dimension: p.dimension, value: p.value! });
+  }
+  return out;
 }

@@ -6,8 +6,8 @@ import { jsonBody } from '../../http/json-body';
 import { validJson } from '../../http/validate';
 import { ANALYTICS_LIMITS } from '../limits';
 import { getServiceLevelSettings } from '../settings/service-level.settings';
-import { Aggregation } from './aggregate';
-import { compileFilter, filterDimensions, requiredMatches } from './filter';
+import { Aggregation, type AggregateSpec } from './aggregate';
+import { compileFilter, filterDimensions, hasMetricPredicates, requiredMatches } from './filter';
 import { formatInterval, planBuckets } from './interval';
 import { aggregateQuerySchema } from './query.schema';
 import { readInto } from './query.store';
@@ -20,22 +20,28 @@ export const queryRoutes = new Hono<AppEnv>().post(
   async (c) => {
     const query = c.req.valid('json');
     const plan = planBuckets({ interval: query.interval, granularity: query.granularity, timeZone: query.timeZone });
-    const metrics = query.metrics?.map((name) => METRIC_INDEX.get(name)!);
-    const aggregation = new Aggregation({
-      metrics,
+    const index = (name: string) => METRIC_INDEX.get(name)!;
+    const spec: AggregateSpec = {
+      metrics: query.metrics?.map(index),
       groupBy: query.groupBy,
       filter: compileFilter(query.filter),
-      bucketCount: plan.boundaries.length - 1,
       serviceLevel: await getServiceLevelSettings(c.var.db),
       maxGroups: ANALYTICS_LIMITS.maxGroups,
-    });
+      views: query.views.map((v) => ({ name: v.name, target: index(v.target), gte: v.range.gte, lt: v.range.lt })),
+      rank:
+        query.queryType === 'groupBy' || !query.sortMetric
+          ? undefined
+          : { order: query.queryType, metric: index(query.sortMetric.name), function: query.sortMetric.function, limit: query.limit },
+    };
+    const aggregation = new Aggregation(spec);
     const source = await readInto(
       c.env.DB,
       {
         plan,
-        metrics: Aggregation.metricsToRead(metrics),
+        metrics: Aggregation.metricsToRead(spec),
         dimensions: new Set(['mediaType', ...query.groupBy, ...filterDimensions(query.filter)]),
         pushdown: requiredMatches(query.filter),
+        needsValues: query.views.length > 0 || hasMetricPredicates(query.filter),
       },
       aggregation,
     );
@@ -43,9 +49,10 @@ export const queryRoutes = new Hono<AppEnv>().post(
     return c.json({
       results: aggregation.results().map(({ group, buckets }) => ({
         group,
-        data: buckets.map(({ bucket, metrics: m }) => ({
+        data: buckets.map(({ bucket, metrics, views }) => ({
           interval: formatInterval(plan.boundaries[bucket]!, plan.boundaries[bucket + 1]!),
-          metrics: m,
+          metrics,
+          ...(views.length > 0 ? { views } : {}),
         })),
       })),
     });

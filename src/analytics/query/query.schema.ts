@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DIMENSIONS, METRIC_NAMES } from '../catalog';
+import { DIMENSIONS, METRIC_NAMES, METRICS, OBSERVED_METRIC_NAMES } from '../catalog';
 import { ANALYTICS_LIMITS as L } from '../limits';
 
 function allowed(what: string, values: readonly string[]) {
@@ -9,11 +9,14 @@ function allowed(what: string, values: readonly string[]) {
 
 const dimension = z.enum(DIMENSIONS, { error: allowed('dimension', DIMENSIONS) });
 const metric = z.enum(METRIC_NAMES as [string, ...string[]], { error: allowed('metric', METRIC_NAMES) });
+const observedMetric = z.enum(OBSERVED_METRIC_NAMES as [string, ...string[]], { error: allowed('observed metric', OBSERVED_METRIC_NAMES) });
+const TIMER_METRICS = METRICS.filter((m) => m.kind === 'timer').map((m) => m.name);
+const timerMetric = z.enum(TIMER_METRICS as [string, ...string[]], { error: allowed('timer metric', TIMER_METRICS) });
 const filterType = z.enum(['and', 'or'], { error: allowed('filter type', ['and', 'or']) });
 
-const predicate = z
+const dimensionPredicate = z
   .object({
-    type: z.literal('dimension', { error: 'Only dimension predicates are supported: type must be "dimension" or absent' }).optional(),
+    type: z.literal('dimension'),
     dimension,
     operator: z.enum(['matches', 'exists', 'notExists'], { error: allowed('operator', ['matches', 'exists', 'notExists']) }).default('matches'),
     value: z.string().max(L.maxStringLength).optional(),
@@ -26,6 +29,27 @@ const predicate = z
       ctx.addIssue({ code: 'custom', path: ['value'], message: `A ${p.operator} predicate takes no value` });
     }
   });
+
+const bound = z.number().refine(Number.isFinite, 'must be a finite number').optional();
+
+const metricPredicate = z.object({
+  type: z.literal('metric'),
+  metric: observedMetric,
+  range: z
+    .object({ gt: bound, gte: bound, lt: bound, lte: bound }, { error: 'A metric predicate needs a range {gt, gte, lt, lte}' })
+    .refine((r) => [r.gt, r.gte, r.lt, r.lte].some((b) => b !== undefined), 'range needs at least one of gt, gte, lt, lte'),
+});
+
+/** Genesys lets `type` be inferred: a predicate naming a metric or a range is a metric predicate. */
+const predicate = z.preprocess(
+  (p) => {
+    if (typeof p !== 'object' || p === null || Array.isArray(p) || 'type' in p) return p;
+    return { ...p, type: 'metric' in p || 'range' in p ? 'metric' : 'dimension' };
+  },
+  z.discriminatedUnion('type', [dimensionPredicate, metricPredicate], {
+    error: allowed('predicate type', ['dimension', 'metric']),
+  }),
+);
 
 const clause = z.object({ type: filterType, predicates: z.array(predicate).min(1).max(L.maxPredicates) });
 
@@ -43,22 +67,58 @@ function unique<T>(items: T[]): boolean {
   return new Set(items).size === items.length;
 }
 
-export const aggregateQuerySchema = z.object({
-  interval: z.string({ error: 'interval is required: <start>/<end> in ISO 8601' }).max(200),
-  granularity: z.string().max(100).optional(),
-  timeZone: z.string().max(100).optional(),
-  groupBy: z
-    .array(dimension)
-    .max(L.maxGroupBy, { error: `At most ${L.maxGroupBy} groupBy dimensions` })
-    .refine(unique, 'groupBy names a dimension twice')
-    .default([]),
-  metrics: z
-    .array(metric)
-    .min(1)
-    .max(L.maxMetrics)
-    .refine(unique, 'metrics names a metric twice')
-    .optional(),
-  filter: filter.optional(),
+const view = z.object({
+  target: timerMetric,
+  name: z.string().min(1).max(100),
+  function: z.literal('rangeBound', { error: 'The only view function is "rangeBound"' }),
+  range: z
+    .object({ gte: bound, lt: bound }, { error: 'A rangeBound view needs a range {gte, lt}' })
+    .refine((r) => r.gte !== undefined || r.lt !== undefined, 'range needs gte, lt or both')
+    .refine((r) => r.gte === undefined || r.lt === undefined || r.gte < r.lt, 'range.gte must be below range.lt'),
 });
+
+const SORT_FUNCTIONS = ['sum', 'count', 'max', 'min', 'average'] as const;
+const sortMetric = z.object({
+  name: observedMetric,
+  function: z.enum(SORT_FUNCTIONS, { error: allowed('sort function', SORT_FUNCTIONS) }),
+});
+
+export const aggregateQuerySchema = z
+  .object({
+    interval: z.string({ error: 'interval is required: <start>/<end> in ISO 8601' }).max(200),
+    granularity: z.string().max(100).optional(),
+    timeZone: z.string().max(100).optional(),
+    groupBy: z
+      .array(dimension)
+      .max(L.maxGroupBy, { error: `At most ${L.maxGroupBy} groupBy dimensions` })
+      .refine(unique, 'groupBy names a dimension twice')
+      .default([]),
+    metrics: z
+      .array(metric)
+      .min(1)
+      .max(L.maxMetrics)
+      .refine(unique, 'metrics names a metric twice')
+      .optional(),
+    filter: filter.optional(),
+    views: z.array(view).max(L.maxViews, { error: `At most ${L.maxViews} views` }).default([]),
+    queryType: z.enum(['groupBy', 'topN', 'bottomN'], { error: allowed('queryType', ['groupBy', 'topN', 'bottomN']) }).default('groupBy'),
+    sortMetric: sortMetric.optional(),
+    limit: z.number().int().min(1).max(L.maxLimit).optional(),
+    // Accepted for Genesys compatibility: dimensions here are single-valued and time is already event time.
+    flattenMultivaluedDimensions: z.boolean().optional(),
+    alternateTimeDimension: z.literal('eventTime', { error: 'alternateTimeDimension may only be "eventTime"' }).optional(),
+  })
+  .superRefine((q, ctx) => {
+    const names = new Set<string>();
+    q.views.forEach((v, i) => {
+      if (METRIC_NAMES.includes(v.name)) ctx.addIssue({ code: 'custom', path: ['views', i, 'name'], message: `A view may not be named like the metric ${v.name}` });
+      if (names.has(v.name)) ctx.addIssue({ code: 'custom', path: ['views', i, 'name'], message: `Two views are named ${v.name}` });
+      names.add(v.name);
+    });
+    const ranked = q.queryType !== 'groupBy';
+    if (ranked && !q.sortMetric) ctx.addIssue({ code: 'custom', path: ['sortMetric'], message: `queryType ${q.queryType} needs a sortMetric {name, function}` });
+    if (!ranked && q.sortMetric) ctx.addIssue({ code: 'custom', path: ['sortMetric'], message: 'sortMetric applies only to queryType topN or bottomN' });
+    if (!ranked && q.limit !== undefined) ctx.addIssue({ code: 'custom', path: ['limit'], message: 'limit applies only to queryType topN or bottomN' });
+  });
 
 export type AggregateQuery = z.output<typeof aggregateQuerySchema>;

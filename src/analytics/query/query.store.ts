@@ -16,6 +16,8 @@ export interface ReadSpec {
   dimensions: Set<Dimension>;
   /** Conjunctive `matches` predicates that may be applied while reading, when the filter is that simple. */
   pushdown?: { dimension: Dimension; value: string }[];
+  /** Metric predicates and views judge single values: only raw observations have them. */
+  needsValues: boolean;
 }
 
 /** More uniform runs than this and the bucket is computed in the Worker instead of inside SQL. */
@@ -30,7 +32,7 @@ const RAW_PAGE_ROWS = 2_000;
 export async function readInto(d1: D1Database, spec: ReadSpec, aggregation: Aggregation): Promise<QuerySource> {
   const rollup = ROLLUPS.find((r) => [...spec.dimensions].every((d) => r.dims.some((x) => x.dim === d)));
   const res = RESOLUTIONS_MINUTES.find((m) => alignedTo(spec.plan, m * 60_000));
-  if (rollup && res !== undefined) {
+  if (rollup && res !== undefined && !spec.needsValues) {
     await readRollup(d1, spec, rollup, res, aggregation);
     return `rollup:${rollup.table}@${res}`;
   }
@@ -103,7 +105,7 @@ async function readRaw(d1: D1Database, spec: ReadSpec, aggregation: Aggregation)
     for (const row of results) {
       for (const obs of decodeObservations(row.data, row.first_emit)) {
         if (obs.emit < start || obs.emit >= end || (wanted && !wanted.has(obs.metric))) continue;
-        aggregation.add(bucketIndex(spec.plan, obs.emit), obs.metric, obs.dims, 1, obs.value, obs.value, obs.value);
+        aggregation.add(bucketIndex(spec.plan, obs.emit), obs.metric, obs.dims, 1, obs.value, obs.value, obs.value, obs.value);
       }
     }
     if (results.length < RAW_PAGE_ROWS) return;
