@@ -1,0 +1,136 @@
+import { createRequire } from 'node:module';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { conversation } from '../analytics/builders';
+import { HAND_DAY, QA, QB, UA, UB } from '../analytics/fixtures/hand-day';
+import { startDevServer, type DevServer } from './support/dev-server';
+
+/**
+ * Genesys Cloud's own JavaScript SDK (purecloud-platform-client-v2), unchanged, pointed at a local
+ * `wrangler dev`: it must get the same answers as any client, and our ErrorBody on a bad request.
+ * Expected values are worked out by hand for the hand-built day (test/analytics/fixtures/hand-day.ts).
+ */
+const require = createRequire(import.meta.url);
+const platformClient = require('purecloud-platform-client-v2');
+
+const DAY = '2002-03-04T00:00:00.000Z/2002-03-05T00:00:00.000Z';
+const MORNING = '2002-03-04T00:00:00.000Z/2002-03-04T12:00:00.000Z';
+const AFTERNOON = '2002-03-04T12:00:00.000Z/2002-03-05T00:00:00.000Z';
+const voice = { dimension: 'mediaType', value: 'voice' };
+const timer = (...v: number[]) => ({ max: Math.max(...v), min: Math.min(...v), count: v.length, sum: v.reduce((a, b) => a + b, 0) });
+
+let server: DevServer;
+let api: { postAnalyticsConversationsAggregatesQuery(body: unknown): Promise<any> };
+
+async function post(path: string, body: unknown, token = server.adminToken): Promise<any> {
+  const res = await fetch(server.baseUrl + path, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  expect(res.status, await res.clone().text()).toBeLessThan(300);
+  return res.json();
+}
+
+beforeAll(async () => {
+  server = await startDevServer();
+  const berlinQueue = 'q-sdk-berlin';
+  const offered = (at: string) =>
+    conversation({ start: at, participants: [{ purpose: 'acd', sessions: [{ segments: [{ start: at, queueId: berlinQueue }], metrics: [['nOffered', 1, at]] }] }] });
+  await post('/api/v2/analytics/conversations/details/ingest', {
+    conversations: [...HAND_DAY, offered('2024-03-30T22:30:00.000Z'), offered('2024-03-30T23:00:00.000Z'), offered('2024-03-31T21:59:59.000Z')],
+  });
+  // A token with only the view permission, as a reporting integration would have.
+  const { token } = await post('/api/v1/tokens', { name: 'sdk', permissions: ['analytics:conversationAggregate:view'] });
+
+  const client = platformClient.ApiClient.instance;
+  client.setGateway({ host: '127.0.0.1', protocol: 'http', port: server.port, path_params_api: '' });
+  client.setAccessToken(token);
+  api = new platformClient.AnalyticsApi();
+}, 180_000);
+
+afterAll(async () => {
+  await server?.dispose();
+});
+
+describe('Genesys Cloud JavaScript SDK against Switchboard', () => {
+  it('answers the seed query shape', async () => {
+    const res = await api.postAnalyticsConversationsAggregatesQuery({
+      interval: DAY,
+      granularity: 'PT12H',
+      groupBy: ['queueId', 'userId'],
+      filter: { type: 'and', predicates: [voice, { dimension: 'direction', value: 'outbound' }] },
+      metrics: ['nOutboundConnected', 'nOutboundAbandoned', 'tTalk'],
+    });
+    expect(res.results).toEqual([
+      {
+        group: { mediaType: 'voice', queueId: QB, userId: UB },
+        data: [
+          { interval: MORNING, metrics: [{ metric: 'nOutboundConnected', stats: { count: 1 } }, { metric: 'tTalk', stats: timer(100000) }] },
+          { interval: AFTERNOON, metrics: [{ metric: 'nOutboundAbandoned', stats: { count: 1 } }] },
+        ],
+      },
+    ]);
+  });
+
+  it('answers an or filter with a clause and exists/notExists', async () => {
+    // nOffered from QB, or with no queue at all (none on this day: every ACD leg has one) -> c3, c6.
+    const res = await api.postAnalyticsConversationsAggregatesQuery({
+      interval: DAY,
+      metrics: ['nOffered'],
+      filter: { type: 'and', predicates: [voice], clauses: [{ type: 'or', predicates: [{ dimension: 'queueId', value: QB }, { dimension: 'queueId', operator: 'notExists' }] }] },
+    });
+    expect(res.results).toEqual([{ group: { mediaType: 'voice' }, data: [{ interval: DAY, metrics: [{ metric: 'nOffered', stats: { count: 2 } }] }] }]);
+  });
+
+  it('answers a metric predicate and a view', async () => {
+    const res = await api.postAnalyticsConversationsAggregatesQuery({
+      interval: DAY,
+      metrics: ['tHandle'],
+      filter: { type: 'and', predicates: [voice, { type: 'metric', metric: 'tHandle', range: { gte: 150000 } }] },
+      views: [{ target: 'tHandle', name: 'overFiveMinutes', function: 'rangeBound', range: { gte: 300000 } }],
+    });
+    expect(res.results).toEqual([
+      { group: { mediaType: 'voice' }, data: [{ interval: DAY, metrics: [{ metric: 'tHandle', stats: timer(510000, 200000) }], views: [{ name: 'overFiveMinutes', stats: timer(510000) }] }] },
+    ]);
+  });
+
+  it('answers topN with sortMetric and limit', async () => {
+    const res = await api.postAnalyticsConversationsAggregatesQuery({
+      interval: DAY,
+      groupBy: ['userId'],
+      metrics: ['tHandle'],
+      queryType: 'topN',
+      sortMetric: { name: 'tHandle', function: 'sum' },
+      limit: 1,
+    });
+    expect(res.results).toEqual([{ group: { mediaType: 'voice', userId: UA }, data: [{ interval: DAY, metrics: [{ metric: 'tHandle', stats: timer(510000) }] }] }]);
+  });
+
+  it('answers P1D in a time zone across a DST change, with service level in queue groups', async () => {
+    const tz = await api.postAnalyticsConversationsAggregatesQuery({
+      interval: '2024-03-30T00:00:00+01:00/2024-04-01T00:00:00+02:00',
+      granularity: 'P1D',
+      timeZone: 'Europe/Berlin',
+      metrics: ['nOffered'],
+      filter: { type: 'and', predicates: [{ dimension: 'queueId', value: 'q-sdk-berlin' }] },
+    });
+    expect(tz.results[0].data).toEqual([
+      { interval: '2024-03-29T23:00:00.000Z/2024-03-30T23:00:00.000Z', metrics: [{ metric: 'nOffered', stats: { count: 1 } }] },
+      { interval: '2024-03-30T23:00:00.000Z/2024-03-31T22:00:00.000Z', metrics: [{ metric: 'nOffered', stats: { count: 2 } }] },
+    ]);
+    const sl = await api.postAnalyticsConversationsAggregatesQuery({
+      interval: DAY,
+      groupBy: ['queueId'],
+      metrics: ['oServiceLevel'],
+      filter: { type: 'and', predicates: [voice, { dimension: 'queueId', value: QA }] },
+      flattenMultivaluedDimensions: true,
+    });
+    // QA voice: answered 2, over SLA 1, abandoned 1 -> 1 / 3 under the default settings.
+    expect(sl.results).toEqual([{ group: { mediaType: 'voice', queueId: QA }, data: [{ interval: DAY, metrics: [{ metric: 'oServiceLevel', stats: { ratio: 1 / 3, numerator: 1, denominator: 3, target: 0.8 } }] }] }]);
+  });
+
+  it('rejects a bad request with our ErrorBody in the error promise', async () => {
+    const error = await api.postAnalyticsConversationsAggregatesQuery({ interval: DAY, granularity: 'PT7H', metrics: ['nOffered'] }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ code: 'invalid.value', status: 400, details: [{ errorCode: 'invalid.value', fieldName: 'granularity' }], errors: [] });
+    expect((error as { contextId: string }).contextId).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
