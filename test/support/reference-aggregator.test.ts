@@ -3,10 +3,13 @@ import {
   canonicalize,
   observationsFromRecords,
   referenceAggregate,
+  type AggregateQuery,
   type AggregateResponse,
   type ConversationRecord,
+  type Predicate,
   type RecordMetric,
   type ServiceLevelSettings,
+  type SortMetric,
 } from './reference-aggregator';
 
 // Every expected answer below is worked out by hand from the fixtures; none is produced by running the reference.
@@ -569,6 +572,63 @@ describe('oServiceLevel', () => {
     expect(stats).toEqual({ numerator: 0, denominator: 0, target: 0.8 });
     expect(stats).not.toHaveProperty('ratio');
   });
+
+  it('counts only the abandons a metric predicate on tAbandon keeps, other components untouched', () => {
+    // tAbandon >= 10000 keeps the 25 s abandon and drops the 3 s one; tAnswered, nOverSla and tShortAbandon are
+    // not tAbandon, so the predicate has no opinion on them and they stay. Default: 2 answered + 1 abandon = 3.
+    const filter = { type: 'and' as const, predicates: [{ type: 'metric' as const, metric: 'tAbandon', range: { gte: 10000 } }] };
+    const answer = referenceAggregate(records, { interval: HOUR_INTERVAL, metrics: ['oServiceLevel', 'tAbandon'], filter });
+    expect(answer.results).toEqual([
+      {
+        group: { mediaType: 'voice' },
+        data: [
+          {
+            interval: HOUR_INTERVAL,
+            metrics: [
+              { metric: 'oServiceLevel', stats: { ratio: 1 / 3, numerator: 1, denominator: 3, target: 0.8 } },
+              { metric: 'tAbandon', stats: timer(25000) },
+            ],
+          },
+        ],
+      },
+    ]);
+    // Short abandons excluded: the tShortAbandon observation is still there (no opinion), so 2 + 1 - 1 = 2.
+    const strict = referenceAggregate(records, { interval: HOUR_INTERVAL, metrics: ['oServiceLevel'], filter }, { includeShortAbandons: false });
+    expect(strict.results[0]?.data[0]?.metrics[0]?.stats).toEqual({ ratio: 0.5, numerator: 1, denominator: 2, target: 0.8 });
+  });
+
+  it('changes which answers count under a range on tAnswered, leaving nOverSla alone', () => {
+    // tAnswered < 20000 keeps the 15 s answer only; the one nOverSla stays: numerator 1 - 1 = 0, denominator 1 + 2 = 3.
+    const answer = referenceAggregate(records, {
+      interval: HOUR_INTERVAL,
+      metrics: ['oServiceLevel'],
+      filter: { type: 'and', predicates: [{ type: 'metric', metric: 'tAnswered', range: { lt: 20000 } }] },
+    });
+    expect(answer.results[0]?.data[0]?.metrics).toEqual([
+      { metric: 'oServiceLevel', stats: { ratio: 0, numerator: 0, denominator: 3, target: 0.8 } },
+    ]);
+  });
+
+  it('judges a userId branch of an or as false for its components but true for tAnswered itself', () => {
+    // or(tAnswered < 20000, userId = U2). For tAnswered: 15 s by the range, 40 s (U2) by userId -> both.
+    // For oServiceLevel userId cannot apply: only the 15 s answer passes (range); U2's nOverSla, the abandons
+    // and the flow-outs have no opinion from the range and a false userId branch -> dropped. 1/1.
+    const answer = referenceAggregate(records, {
+      interval: HOUR_INTERVAL,
+      metrics: ['oServiceLevel', 'tAnswered'],
+      filter: {
+        type: 'or',
+        predicates: [
+          { type: 'metric', metric: 'tAnswered', range: { lt: 20000 } },
+          { dimension: 'userId', value: 'U2' },
+        ],
+      },
+    });
+    expect(answer.results[0]?.data[0]?.metrics).toEqual([
+      { metric: 'oServiceLevel', stats: { ratio: 1, numerator: 1, denominator: 1, target: 0.8 } },
+      { metric: 'tAnswered', stats: { max: 40000, min: 15000, count: 2, sum: 55000 } },
+    ]);
+  });
 });
 
 describe('canonicalize', () => {
@@ -602,9 +662,614 @@ describe('canonicalize', () => {
   });
 });
 
+
+describe('canonicalize for ranked answers and views', () => {
+  const ranked: AggregateResponse = {
+    results: [
+      { group: { mediaType: 'voice', userId: 'U2' }, data: [{ interval: '2031-01-15T02:00:00.000Z/2031-01-15T03:00:00.000Z', metrics: [] }] },
+      {
+        group: { mediaType: 'voice', userId: 'U1' },
+        data: [
+          { interval: '2031-01-15T03:00:00.000Z/2031-01-15T04:00:00.000Z', metrics: [], views: [] },
+          {
+            interval: '2031-01-15T02:00:00.000Z/2031-01-15T03:00:00.000Z',
+            metrics: [],
+            views: [
+              { name: 'zLong', stats: timer(9) },
+              { name: 'aShort', stats: timer(1) },
+            ],
+          },
+        ],
+      },
+    ],
+  };
+
+  it('keeps the order of results for topN and bottomN but still sorts data and views', () => {
+    const query = { queryType: 'topN', views: [{ name: 'zLong' }, { name: 'aShort' }] };
+    const canonical = canonicalize(ranked, undefined, query);
+    expect(canonical.results.map((r) => r.group['userId'])).toEqual(['U2', 'U1']);
+    expect(canonical.results[1]?.data.map((d) => d.interval.slice(11, 13))).toEqual(['02', '03']);
+    // Views follow the request's order, and an empty views list is dropped.
+    expect(canonical.results[1]?.data[0]?.views?.map((v) => v.name)).toEqual(['zLong', 'aShort']);
+    expect(canonical.results[1]?.data[1]).not.toHaveProperty('views');
+    expect(canonicalize(ranked, undefined, { queryType: 'bottomN' }).results.map((r) => r.group['userId'])).toEqual(['U2', 'U1']);
+  });
+
+  it('sorts results by group key for groupBy answers and views by name when no order is given', () => {
+    const canonical = canonicalize(ranked);
+    expect(canonical.results.map((r) => r.group['userId'])).toEqual(['U1', 'U2']);
+    expect(canonical.results[0]?.data[0]?.views?.map((v) => v.name)).toEqual(['aShort', 'zLong']);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// Metric predicates (issue 6)
+
+const metricIs = (metric: string, range: Record<string, number>) => ({ type: 'metric' as const, metric, range });
+const namesOf = (answer: AggregateResponse) => answer.results.map((r) => r.data.map((d) => d.metrics.map((x) => x.metric)));
+const ALL_MAIN = ['nOffered', 'tAcd', 'tAnswered', 'tTalk', 'tAcw', 'tIvr', 'nConnected', 'tConnected', 'oServiceLevel'];
+
+describe('metric predicates', () => {
+  it('alone, keep the observations of their metric in range and leave every other metric alone', () => {
+    const kept = referenceAggregate([main], { interval: MAIN_INTERVAL, filter: { type: 'and', predicates: [metricIs('tTalk', { gte: 60000 })] } });
+    expect(kept).toEqual(referenceAggregate([main], { interval: MAIN_INTERVAL }));
+    expect(namesOf(kept)).toEqual([[ALL_MAIN]]);
+    expect(kept.results[0]?.data[0]?.metrics[3]).toEqual({ metric: 'tTalk', stats: timer(330000) });
+
+    const dropped = referenceAggregate([main], { interval: MAIN_INTERVAL, filter: { type: 'and', predicates: [metricIs('tTalk', { lt: 60000 })] } });
+    expect(namesOf(dropped)).toEqual([[ALL_MAIN.filter((x) => x !== 'tTalk')]]);
+  });
+
+  it('apply every bound given, gt and lt exclusive, gte and lte inclusive', () => {
+    // tTalk is 330000.
+    const cases: [Record<string, number>, boolean][] = [
+      [{ gt: 330000 }, false],
+      [{ gte: 330000 }, true],
+      [{ lt: 330000 }, false],
+      [{ lte: 330000 }, true],
+      [{ gte: 330000, lte: 330000 }, true],
+      [{ gt: 10000, lt: 330000 }, false],
+      [{ gt: 10000, lt: 330001 }, true],
+      [{ gte: 0, lte: 100 }, false],
+    ];
+    for (const [range, keptTalk] of cases) {
+      const answer = referenceAggregate([main], {
+        interval: MAIN_INTERVAL,
+        metrics: ['tTalk', 'tAcw'],
+        filter: { type: 'and', predicates: [metricIs('tTalk', range)] },
+      });
+      expect(namesOf(answer), JSON.stringify(range)).toEqual([[keptTalk ? ['tTalk', 'tAcw'] : ['tAcw']]]);
+    }
+  });
+
+  it('in an or, let the other branches decide for other metrics, and keep their own metric when either holds', () => {
+    // or(tTalk >= 60000, queueId = Q1): tTalk true by range; nOffered, tAcd, tAnswered, tAcw, oServiceLevel by Q1;
+    // tIvr, nConnected, tConnected: no opinion from the range and queueId cannot apply (false) -> dropped.
+    const withQueue = (range: Record<string, number>) =>
+      referenceAggregate([main], {
+        interval: MAIN_INTERVAL,
+        filter: { type: 'or', predicates: [metricIs('tTalk', range), { dimension: 'queueId', value: 'Q1' }] },
+      });
+    const queueMetrics = ['nOffered', 'tAcd', 'tAnswered', 'tTalk', 'tAcw', 'oServiceLevel'];
+    expect(namesOf(withQueue({ gte: 60000 }))).toEqual([[queueMetrics]]);
+    // Out of range, tTalk is still kept because its queueId is Q1.
+    expect(namesOf(withQueue({ gte: 400000 }))).toEqual([[queueMetrics]]);
+
+    // or(tTalk >= 400000, purpose = ivr): tTalk false on both branches; only tIvr passes.
+    const ivr = referenceAggregate([main], {
+      interval: MAIN_INTERVAL,
+      filter: { type: 'or', predicates: [metricIs('tTalk', { gte: 400000 }), { dimension: 'purpose', value: 'ivr' }] },
+    });
+    expect(ivr.results).toEqual([{ group: { mediaType: 'voice' }, data: [{ interval: MAIN_INTERVAL, metrics: [{ metric: 'tIvr', stats: timer(20000) }] }] }]);
+  });
+
+  it('in an and, drop their own metric out of range while the dimension decides for the rest', () => {
+    // and(tTalk >= 400000, purpose = agent): tTalk false; tAnswered, tAcw true; ACD/IVR/customer metrics false.
+    // oServiceLevel from the agent's tAnswered (purpose agent): 1/1.
+    const answer = referenceAggregate([main], {
+      interval: MAIN_INTERVAL,
+      filter: { type: 'and', predicates: [metricIs('tTalk', { gte: 400000 }), { dimension: 'purpose', value: 'agent' }] },
+    });
+    expect(answer.results).toEqual([
+      {
+        group: { mediaType: 'voice' },
+        data: [
+          {
+            interval: MAIN_INTERVAL,
+            metrics: [
+              { metric: 'tAnswered', stats: timer(10000) },
+              { metric: 'tAcw', stats: timer(60000) },
+              { metric: 'oServiceLevel', stats: { ratio: 1, numerator: 1, denominator: 1, target: 0.8 } },
+            ],
+          },
+        ],
+      },
+    ]);
+  });
+
+  it('nested in a clause of only metric predicates, have no opinion on other metrics, so the rest of the and decides', () => {
+    // and(mediaType = voice, or(tTalk < 60000, tAcw < 60000)): tTalk 330000 and tAcw 60000 fail their ranges;
+    // for every other metric the clause has no opinion and is left out, leaving mediaType = voice (true).
+    const answer = referenceAggregate([main], {
+      interval: MAIN_INTERVAL,
+      filter: {
+        type: 'and',
+        predicates: [{ dimension: 'mediaType', value: 'voice' }],
+        clauses: [{ type: 'or', predicates: [metricIs('tTalk', { lt: 60000 }), metricIs('tAcw', { lt: 60000 })] }],
+      },
+    });
+    expect(namesOf(answer)).toEqual([[['nOffered', 'tAcd', 'tAnswered', 'tIvr', 'nConnected', 'tConnected', 'oServiceLevel']]]);
+  });
+
+  it('keep everything when the whole filter has no opinion, even an or', () => {
+    // main has no tHandle, so an or of a tHandle range has no opinion on any observation.
+    const answer = referenceAggregate([main], { interval: MAIN_INTERVAL, filter: { type: 'or', predicates: [metricIs('tHandle', { gte: 1 })] } });
+    expect(namesOf(answer)).toEqual([[ALL_MAIN]]);
+    // And a clause that holds only metric predicates leaves an or to its other members.
+    const clause = referenceAggregate([main], {
+      interval: MAIN_INTERVAL,
+      filter: { type: 'or', predicates: [{ dimension: 'purpose', value: 'customer' }], clauses: [{ type: 'and', predicates: [metricIs('tHandle', { gte: 1 })] }] },
+    });
+    expect(namesOf(clause)).toEqual([[['nConnected', 'tConnected']]]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// Views (issue 6)
+
+/** One chat agent's talk times: 30 s, 60 s, 90 s, 150 s before 08:30, 300 s and 600 s after; one transfer at 08:10. */
+const talks: ConversationRecord = {
+  conversationId: 'ref-views',
+  conversationStart: at('08:00:00.000'),
+  participants: [
+    {
+      participantId: 'p-v',
+      purpose: 'agent',
+      userId: 'U7',
+      sessions: [
+        {
+          sessionId: 's-v',
+          mediaType: 'chat',
+          direction: 'inbound',
+          metrics: [
+            m('tTalk', 30000, '08:05:00.000'),
+            m('tTalk', 60000, '08:10:00.000'),
+            m('nTransferred', 1, '08:10:00.000'),
+            m('tTalk', 90000, '08:15:00.000'),
+            m('tTalk', 150000, '08:20:00.000'),
+            m('tTalk', 300000, '08:45:00.000'),
+            m('tTalk', 600000, '08:50:00.000'),
+          ],
+        },
+      ],
+    },
+  ],
+};
+const VIEW_INTERVAL = '2031-01-15T08:00:00.000Z/2031-01-15T09:00:00.000Z';
+const FIRST_HALF = '2031-01-15T08:00:00.000Z/2031-01-15T08:30:00.000Z';
+const SECOND_HALF = '2031-01-15T08:30:00.000Z/2031-01-15T09:00:00.000Z';
+const shortTalk = { target: 'tTalk', name: 'tShortTalk', function: 'rangeBound' as const, range: { lt: 60000 } };
+const midTalk = { target: 'tTalk', name: 'tMidTalk', function: 'rangeBound' as const, range: { gte: 60000, lt: 300000 } };
+const longTalk = { target: 'tTalk', name: 'tLongTalk', function: 'rangeBound' as const, range: { gte: 300000 } };
+
+describe('views', () => {
+  it('bucket the target’s observations in [gte, lt), with both bounds or one, and leave out empty ones', () => {
+    const answer = referenceAggregate([talks], {
+      interval: VIEW_INTERVAL,
+      granularity: 'PT30M',
+      metrics: ['tTalk'],
+      views: [shortTalk, midTalk, longTalk],
+    });
+    expect(answer).toEqual({
+      results: [
+        {
+          group: { mediaType: 'chat' },
+          data: [
+            {
+              interval: FIRST_HALF,
+              metrics: [{ metric: 'tTalk', stats: { max: 150000, min: 30000, count: 4, sum: 330000 } }],
+              // 60000 is the mid view's gte, so it is not short; long has nothing before 08:30 and is absent.
+              views: [
+                { name: 'tShortTalk', stats: timer(30000) },
+                { name: 'tMidTalk', stats: { max: 150000, min: 60000, count: 3, sum: 300000 } },
+              ],
+            },
+            {
+              interval: SECOND_HALF,
+              metrics: [{ metric: 'tTalk', stats: { max: 600000, min: 300000, count: 2, sum: 900000 } }],
+              // 300000 is the mid view's lt (excluded) and the long view's gte (included).
+              views: [{ name: 'tLongTalk', stats: { max: 600000, min: 300000, count: 2, sum: 900000 } }],
+            },
+          ],
+        },
+      ],
+    });
+  });
+
+  it('answer metrics: [] in a bucket that has only views, the target not being requested', () => {
+    const answer = referenceAggregate([talks], { interval: VIEW_INTERVAL, granularity: 'PT30M', metrics: ['nTransferred'], views: [longTalk] });
+    expect(answer.results).toEqual([
+      {
+        group: { mediaType: 'chat' },
+        data: [
+          { interval: FIRST_HALF, metrics: [{ metric: 'nTransferred', stats: { count: 1 } }] },
+          { interval: SECOND_HALF, metrics: [], views: [{ name: 'tLongTalk', stats: { max: 600000, min: 300000, count: 2, sum: 900000 } }] },
+        ],
+      },
+    ]);
+    expect(answer.results[0]?.data[0]).not.toHaveProperty('views');
+  });
+
+  it('are absent when nothing is in range, and add no bucket or group of their own', () => {
+    const huge = { target: 'tTalk', name: 'tHugeTalk', function: 'rangeBound' as const, range: { gte: 1_000_000 } };
+    const answer = referenceAggregate([talks], { interval: VIEW_INTERVAL, granularity: 'PT30M', metrics: ['tTalk'], views: [huge] });
+    expect(answer.results[0]?.data.map((d) => d.interval)).toEqual([FIRST_HALF, SECOND_HALF]);
+    for (const entry of answer.results[0]?.data ?? []) expect(entry).not.toHaveProperty('views');
+    // Only the empty view and no transfer after 08:30: nothing at all.
+    const nothing = referenceAggregate([talks], { interval: SECOND_HALF, metrics: ['nTransferred'], views: [huge] });
+    expect(nothing).toEqual({ results: [] });
+  });
+
+  it('see only the observations the filter keeps for the target', () => {
+    // tTalk < 500000 removes the 600 s talk from both the metric and the view.
+    const answer = referenceAggregate([talks], {
+      interval: SECOND_HALF,
+      metrics: ['tTalk'],
+      views: [longTalk],
+      filter: { type: 'and', predicates: [metricIs('tTalk', { lt: 500000 })] },
+    });
+    expect(answer.results[0]?.data).toEqual([
+      { interval: SECOND_HALF, metrics: [{ metric: 'tTalk', stats: timer(300000) }], views: [{ name: 'tLongTalk', stats: timer(300000) }] },
+    ]);
+    // A filter that removes the target removes the view too.
+    const none = referenceAggregate([talks], {
+      interval: SECOND_HALF,
+      metrics: ['nTransferred'],
+      views: [longTalk],
+      filter: { type: 'and', predicates: [{ dimension: 'userId', value: 'U8' }] },
+    });
+    expect(none).toEqual({ results: [] });
+  });
+
+  it('throw on a count target, a bound-less range, a colliding name or more than ten views', () => {
+    const query = (views: unknown[]) => () =>
+      referenceAggregate([talks], { interval: VIEW_INTERVAL, metrics: ['tTalk'], views: views as (typeof shortTalk)[] });
+    expect(query([{ ...shortTalk, target: 'nTransferred' }])).toThrow(/timer/);
+    expect(query([{ ...shortTalk, target: 'oServiceLevel' }])).toThrow(/timer/);
+    expect(query([{ ...shortTalk, range: {} }])).toThrow(/bound/);
+    expect(query([{ ...shortTalk, range: { gt: 5 } }])).toThrow(/bound/);
+    expect(query([{ ...shortTalk, name: 'tTalk' }])).toThrow(/collides/);
+    expect(query([shortTalk, { ...midTalk, name: shortTalk.name }])).toThrow(/collides/);
+    expect(query(Array.from({ length: 11 }, (_, i) => ({ ...shortTalk, name: `v${i}` })))).toThrow(/views/);
+    expect(query(Array.from({ length: 10 }, (_, i) => ({ ...shortTalk, name: `v${i}` })))).not.toThrow();
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// topN / bottomN (issue 6)
+
+function agentRecord(userId: string, metrics: RecordMetric[]): ConversationRecord {
+  return {
+    conversationId: `ref-rank-${userId}`,
+    conversationStart: at('10:00:00.000'),
+    participants: [
+      { participantId: `p-${userId}`, purpose: 'agent', userId, sessions: [{ sessionId: `s-${userId}`, mediaType: 'voice', direction: 'inbound', metrics }] },
+    ],
+  };
+}
+
+/**
+ * tTalk per agent over 10:00-12:00:   sum  count  max  min  average
+ *   U-a  100 100 | 100 100            400    4    100  100   100
+ *   U-b  350 |                        350    1    350  350   350
+ *   U-c  20 | 500                     520    2    500   20   260
+ *   U-d  (no tTalk)
+ * tAcw: U-b 5, U-c 9, U-d 5. Canonical group order: U-a, U-b, U-c, U-d.
+ */
+const rankRecords = [
+  agentRecord('U-a', [m('tTalk', 100, '10:05:00.000'), m('tTalk', 100, '10:10:00.000'), m('tTalk', 100, '11:05:00.000'), m('tTalk', 100, '11:10:00.000')]),
+  agentRecord('U-b', [m('tTalk', 350, '10:20:00.000'), m('tAcw', 5, '10:25:00.000')]),
+  agentRecord('U-c', [m('tTalk', 20, '10:30:00.000'), m('tTalk', 500, '11:30:00.000'), m('tAcw', 9, '11:35:00.000')]),
+  agentRecord('U-d', [m('tAcw', 5, '10:40:00.000')]),
+];
+const RANK_INTERVAL = '2031-01-15T10:00:00.000Z/2031-01-15T12:00:00.000Z';
+const usersOf = (answer: AggregateResponse) => answer.results.map((r) => r.group['userId']);
+
+describe('topN and bottomN', () => {
+  const rank = (queryType: 'topN' | 'bottomN', name: string, fn: SortMetric['function'], extra: Partial<AggregateQuery> = {}) =>
+    referenceAggregate(rankRecords, {
+      interval: RANK_INTERVAL,
+      granularity: 'PT1H',
+      groupBy: ['userId'],
+      metrics: ['tTalk', 'tAcw'],
+      queryType,
+      sortMetric: { name, function: fn },
+      ...extra,
+    });
+
+  const orders: [SortMetric['function'], string[], string[]][] = [
+    // [function, topN order, bottomN order]; U-d has no tTalk and is last either way.
+    ['sum', ['U-c', 'U-a', 'U-b', 'U-d'], ['U-b', 'U-a', 'U-c', 'U-d']],
+    ['count', ['U-a', 'U-c', 'U-b', 'U-d'], ['U-b', 'U-c', 'U-a', 'U-d']],
+    ['max', ['U-c', 'U-b', 'U-a', 'U-d'], ['U-a', 'U-b', 'U-c', 'U-d']],
+    ['min', ['U-b', 'U-a', 'U-c', 'U-d'], ['U-c', 'U-a', 'U-b', 'U-d']],
+    ['average', ['U-b', 'U-c', 'U-a', 'U-d'], ['U-a', 'U-c', 'U-b', 'U-d']],
+  ];
+
+  it.each(orders)('rank whole groups over all buckets by the %s of the sort metric', (fn, top, bottom) => {
+    expect(usersOf(rank('topN', 'tTalk', fn))).toEqual(top);
+    expect(usersOf(rank('bottomN', 'tTalk', fn))).toEqual(bottom);
+  });
+
+  it('return the ranked groups whole, cut after limit', () => {
+    // By the sum over both hours U-c (520) leads; in the first hour alone it would be last (20).
+    expect(rank('topN', 'tTalk', 'sum', { limit: 1 })).toEqual({
+      results: [
+        {
+          group: { mediaType: 'voice', userId: 'U-c' },
+          data: [
+            { interval: '2031-01-15T10:00:00.000Z/2031-01-15T11:00:00.000Z', metrics: [{ metric: 'tTalk', stats: timer(20) }] },
+            {
+              interval: '2031-01-15T11:00:00.000Z/2031-01-15T12:00:00.000Z',
+              metrics: [
+                { metric: 'tTalk', stats: timer(500) },
+                { metric: 'tAcw', stats: timer(9) },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    expect(usersOf(rank('bottomN', 'tTalk', 'count', { limit: 3 }))).toEqual(['U-b', 'U-c', 'U-a']);
+    expect(usersOf(rank('topN', 'tTalk', 'sum', { limit: 4 }))).toEqual(['U-c', 'U-a', 'U-b', 'U-d']);
+    expect(usersOf(rank('topN', 'tTalk', 'sum', { limit: 10_000 }))).toEqual(['U-c', 'U-a', 'U-b', 'U-d']);
+  });
+
+  it('keep the canonical group order for ties and for the groups lacking the metric', () => {
+    // tAcw sums: U-b 5, U-c 9, U-d 5; U-a has none.
+    expect(usersOf(rank('topN', 'tAcw', 'sum'))).toEqual(['U-c', 'U-b', 'U-d', 'U-a']);
+    expect(usersOf(rank('bottomN', 'tAcw', 'sum'))).toEqual(['U-b', 'U-d', 'U-c', 'U-a']);
+  });
+
+  it('read the sort metric for ranking even when it is not requested, and do not return it', () => {
+    // Only groups with tAcw data are in the answer: U-b, U-c, U-d; ranked by max tTalk: U-c 500, U-b 350, U-d none.
+    const answer = rank('topN', 'tTalk', 'max', { metrics: ['tAcw'] });
+    expect(answer.results).toEqual([
+      { group: { mediaType: 'voice', userId: 'U-c' }, data: [{ interval: '2031-01-15T11:00:00.000Z/2031-01-15T12:00:00.000Z', metrics: [{ metric: 'tAcw', stats: timer(9) }] }] },
+      { group: { mediaType: 'voice', userId: 'U-b' }, data: [{ interval: '2031-01-15T10:00:00.000Z/2031-01-15T11:00:00.000Z', metrics: [{ metric: 'tAcw', stats: timer(5) }] }] },
+      { group: { mediaType: 'voice', userId: 'U-d' }, data: [{ interval: '2031-01-15T10:00:00.000Z/2031-01-15T11:00:00.000Z', metrics: [{ metric: 'tAcw', stats: timer(5) }] }] },
+    ]);
+  });
+
+  it('rank by the sort metric’s observations that the filter keeps', () => {
+    // tTalk >= 100 drops U-c's 20: U-c sum 500, min 500. min top: U-c 500, U-b 350, U-a 100.
+    const filter = { type: 'and' as const, predicates: [metricIs('tTalk', { gte: 100 })] };
+    expect(usersOf(rank('topN', 'tTalk', 'min', { filter }))).toEqual(['U-c', 'U-b', 'U-a', 'U-d']);
+  });
+
+  it('throw without a sortMetric, with a calculated one, or with a limit outside 1-10000', () => {
+    const base: AggregateQuery = { interval: RANK_INTERVAL, groupBy: ['userId'], metrics: ['tTalk'], queryType: 'topN' };
+    expect(() => referenceAggregate(rankRecords, base)).toThrow(/sortMetric/);
+    expect(() => referenceAggregate(rankRecords, { ...base, sortMetric: { name: 'oServiceLevel', function: 'sum' } })).toThrow(/sort/);
+    expect(() => referenceAggregate(rankRecords, { ...base, sortMetric: { name: 'tTalk', function: 'sum' }, limit: 0 })).toThrow(/limit/);
+    expect(() => referenceAggregate(rankRecords, { ...base, sortMetric: { name: 'tTalk', function: 'sum' }, limit: 10_001 })).toThrow(/limit/);
+    expect(() => referenceAggregate(rankRecords, { ...base, queryType: 'top' })).toThrow(/queryType/);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// Time zones (issue 6). Every boundary below is worked out by hand from the zone rules:
+// Europe/Berlin CET +01:00, CEST +02:00 from 2024-03-31 01:00Z to 2024-10-27 01:00Z;
+// America/New_York EST -05:00, EDT -04:00 from 2024-03-10 07:00Z to 2024-11-03 06:00Z; Asia/Kolkata +05:30 always.
+
+/** tHandle observations at the given instants, with the given values (powers of two, so every sum says which). */
+function handledAt(id: string, emits: [string, number][]): ConversationRecord {
+  return {
+    conversationId: `ref-tz-${id}`,
+    conversationStart: emits[0]?.[0] ?? '2024-01-01T00:00:00.000Z',
+    participants: [
+      {
+        participantId: `p-tz-${id}`,
+        purpose: 'agent',
+        userId: 'U-tz',
+        sessions: [
+          {
+            sessionId: `s-tz-${id}`,
+            mediaType: 'voice',
+            direction: 'inbound',
+            metrics: emits.map(([emitDate, value]) => ({ name: 'tHandle', value, emitDate })),
+          },
+        ],
+      },
+    ],
+  };
+}
+
+/** [bucket interval, sum of tHandle] per bucket with data. */
+function bucketSums(records: ConversationRecord[], query: Omit<AggregateQuery, 'metrics'>): [string, number | undefined][] {
+  const answer = referenceAggregate(records, { ...query, metrics: ['tHandle'] });
+  expect(answer.results.length).toBeLessThanOrEqual(1);
+  return (answer.results[0]?.data ?? []).map((d) => [d.interval, (d.metrics[0]?.stats as { sum?: number }).sum]);
+}
+
+describe('time zones', () => {
+  it('make P1D a 23-hour day in Europe/Berlin on 2024-03-31', () => {
+    const records = [
+      handledAt('ber-mar', [
+        ['2024-03-29T23:00:00.000Z', 1], // Mar 30 00:00 CET
+        ['2024-03-30T22:59:59.999Z', 2], // Mar 30 23:59:59.999 CET
+        ['2024-03-30T23:00:00.000Z', 4], // Mar 31 00:00 CET
+        ['2024-03-31T21:59:59.999Z', 8], // Mar 31 23:59:59.999 CEST
+        ['2024-03-31T22:00:00.000Z', 16], // Apr 1 00:00 CEST (24 h of elapsed time would still be Mar 31)
+        ['2024-03-31T22:30:00.000Z', 32], // Apr 1 00:30 CEST
+      ]),
+    ];
+    const interval = '2024-03-30T00:00:00+01:00/2024-04-02T00:00:00+02:00';
+    expect(bucketSums(records, { interval, granularity: 'P1D', timeZone: 'Europe/Berlin' })).toEqual([
+      ['2024-03-29T23:00:00.000Z/2024-03-30T23:00:00.000Z', 1 + 2],
+      ['2024-03-30T23:00:00.000Z/2024-03-31T22:00:00.000Z', 4 + 8],
+      ['2024-03-31T22:00:00.000Z/2024-04-01T22:00:00.000Z', 16 + 32],
+    ]);
+  });
+
+  it('make P1D a 25-hour day in Europe/Berlin on 2024-10-27', () => {
+    const records = [
+      handledAt('ber-oct', [
+        ['2024-10-27T22:30:00.000Z', 1], // Oct 27 23:30 CET
+        ['2024-10-27T23:00:00.000Z', 2], // Oct 28 00:00 CET
+      ]),
+    ];
+    const interval = '2024-10-26T00:00:00+02:00/2024-10-29T00:00:00+01:00';
+    expect(bucketSums(records, { interval, granularity: 'P1D', timeZone: 'Europe/Berlin' })).toEqual([
+      ['2024-10-26T22:00:00.000Z/2024-10-27T23:00:00.000Z', 1],
+      ['2024-10-27T23:00:00.000Z/2024-10-28T23:00:00.000Z', 2],
+    ]);
+  });
+
+  it('make P1D a 25-hour day in America/New_York on 2024-11-03', () => {
+    const records = [
+      handledAt('ny-nov', [
+        ['2024-11-03T03:59:59.999Z', 1], // Nov 2 23:59:59.999 EDT
+        ['2024-11-04T04:30:00.000Z', 2], // Nov 3 23:30 EST (24 h of elapsed time would make it Nov 4)
+        ['2024-11-04T05:00:00.000Z', 4], // Nov 4 00:00 EST
+      ]),
+    ];
+    const interval = '2024-11-02T00:00:00-04:00/2024-11-05T00:00:00-05:00';
+    expect(bucketSums(records, { interval, granularity: 'P1D', timeZone: 'America/New_York' })).toEqual([
+      ['2024-11-02T04:00:00.000Z/2024-11-03T04:00:00.000Z', 1],
+      ['2024-11-03T04:00:00.000Z/2024-11-04T05:00:00.000Z', 2],
+      ['2024-11-04T05:00:00.000Z/2024-11-05T05:00:00.000Z', 4],
+    ]);
+  });
+
+  it('make P1D a 23-hour day in America/New_York on 2024-03-10', () => {
+    const records = [
+      handledAt('ny-mar', [
+        ['2024-03-11T03:59:59.999Z', 1], // Mar 10 23:59:59.999 EDT
+        ['2024-03-11T04:30:00.000Z', 2], // Mar 11 00:30 EDT
+      ]),
+    ];
+    const interval = '2024-03-09T00:00:00-05:00/2024-03-12T00:00:00-04:00';
+    expect(bucketSums(records, { interval, granularity: 'P1D', timeZone: 'America/New_York' })).toEqual([
+      ['2024-03-10T05:00:00.000Z/2024-03-11T04:00:00.000Z', 1],
+      ['2024-03-11T04:00:00.000Z/2024-03-12T04:00:00.000Z', 2],
+    ]);
+  });
+
+  it('make P1M calendar months in America/New_York across the March change', () => {
+    const records = [
+      handledAt('ny-month', [
+        ['2024-03-01T04:59:59.999Z', 1], // Feb 29 23:59:59.999 EST
+        ['2024-04-01T03:59:59.999Z', 2], // Mar 31 23:59:59.999 EDT
+        ['2024-04-01T04:00:00.000Z', 4], // Apr 1 00:00 EDT
+      ]),
+    ];
+    const interval = '2024-02-01T00:00:00-05:00/2024-05-01T00:00:00-04:00';
+    expect(bucketSums(records, { interval, granularity: 'P1M', timeZone: 'America/New_York' })).toEqual([
+      ['2024-02-01T05:00:00.000Z/2024-03-01T05:00:00.000Z', 1],
+      ['2024-03-01T05:00:00.000Z/2024-04-01T04:00:00.000Z', 2],
+      ['2024-04-01T04:00:00.000Z/2024-05-01T04:00:00.000Z', 4],
+    ]);
+  });
+
+  it('step P1M from the 31st to each month’s last day, counted from the start and not cumulatively', () => {
+    // Boundaries Jan 31, Feb 29, Mar 31 (not Mar 29), Apr 30, May 31.
+    const records = [
+      handledAt('month-end', [
+        ['2024-03-30T12:00:00.000Z', 1],
+        ['2024-04-29T12:00:00.000Z', 2],
+        ['2024-04-30T12:00:00.000Z', 4],
+      ]),
+    ];
+    expect(bucketSums(records, { interval: '2024-01-31T00:00:00Z/2024-05-31T00:00:00Z', granularity: 'P1M' })).toEqual([
+      ['2024-02-29T00:00:00.000Z/2024-03-31T00:00:00.000Z', 1],
+      ['2024-03-31T00:00:00.000Z/2024-04-30T00:00:00.000Z', 2],
+      ['2024-04-30T00:00:00.000Z/2024-05-31T00:00:00.000Z', 4],
+    ]);
+  });
+
+  it('make P1W run Monday to Monday in local time when the interval starts on a Monday', () => {
+    const records = [
+      handledAt('week', [
+        ['2024-03-31T21:30:00.000Z', 1], // Sunday Mar 31 23:30 CEST
+        ['2024-03-31T22:00:00.000Z', 2], // Monday Apr 1 00:00 CEST
+      ]),
+    ];
+    const interval = '2024-03-25T00:00:00+01:00/2024-04-08T00:00:00+02:00';
+    expect(bucketSums(records, { interval, granularity: 'P1W', timeZone: 'Europe/Berlin' })).toEqual([
+      ['2024-03-24T23:00:00.000Z/2024-03-31T22:00:00.000Z', 1], // a 167-hour week
+      ['2024-03-31T22:00:00.000Z/2024-04-07T22:00:00.000Z', 2],
+    ]);
+  });
+
+  it('run P1D from local midnight to local midnight in the half-hour zone Asia/Kolkata', () => {
+    const records = [
+      handledAt('kolkata', [
+        ['2024-06-01T18:29:59.999Z', 1], // Jun 1 23:59:59.999 IST
+        ['2024-06-01T18:30:00.000Z', 2], // Jun 2 00:00 IST
+      ]),
+    ];
+    const interval = '2024-06-01T00:00:00+05:30/2024-06-03T00:00:00+05:30';
+    expect(bucketSums(records, { interval, granularity: 'P1D', timeZone: 'Asia/Kolkata' })).toEqual([
+      ['2024-05-31T18:30:00.000Z/2024-06-01T18:30:00.000Z', 1],
+      ['2024-06-01T18:30:00.000Z/2024-06-02T18:30:00.000Z', 2],
+    ]);
+  });
+
+  it('move a boundary in the spring-forward gap forward by the gap', () => {
+    // From Mar 30 02:30 CET: Mar 31 02:30 does not exist in Berlin -> 03:30 CEST (01:30Z); then Apr 1 02:30 CEST.
+    const records = [handledAt('gap', [['2024-03-31T01:29:59.999Z', 1], ['2024-03-31T01:30:00.000Z', 2]])];
+    const interval = '2024-03-30T02:30:00+01:00/2024-04-01T02:30:00+02:00';
+    expect(bucketSums(records, { interval, granularity: 'P1D', timeZone: 'Europe/Berlin' })).toEqual([
+      ['2024-03-30T01:30:00.000Z/2024-03-31T01:30:00.000Z', 1],
+      ['2024-03-31T01:30:00.000Z/2024-04-01T00:30:00.000Z', 2],
+    ]);
+  });
+
+  it('put a boundary at a repeated local time on its first occurrence', () => {
+    // From Nov 2 01:30 EDT: Nov 3 01:30 happens at 05:30Z (EDT) and 06:30Z (EST) -> 05:30Z; Nov 4 01:30 EST = 06:30Z.
+    const records = [handledAt('fold', [['2024-11-03T05:29:59.999Z', 1], ['2024-11-03T05:30:00.000Z', 2]])];
+    const interval = '2024-11-02T01:30:00-04:00/2024-11-04T01:30:00-05:00';
+    expect(bucketSums(records, { interval, granularity: 'P1D', timeZone: 'America/New_York' })).toEqual([
+      ['2024-11-02T05:30:00.000Z/2024-11-03T05:30:00.000Z', 1],
+      ['2024-11-03T05:30:00.000Z/2024-11-04T06:30:00.000Z', 2],
+    ]);
+  });
+
+  it('keep hours as elapsed time: a 23-hour local day takes PT1H but not PT12H', () => {
+    const records = [handledAt('elapsed', [['2024-03-31T00:30:00.000Z', 1], ['2024-03-31T01:30:00.000Z', 2]])];
+    const interval = '2024-03-31T00:00:00+01:00/2024-04-01T00:00:00+02:00';
+    expect(bucketSums(records, { interval, granularity: 'PT1H', timeZone: 'Europe/Berlin' })).toEqual([
+      ['2024-03-31T00:00:00.000Z/2024-03-31T01:00:00.000Z', 1], // 01:00-02:00 CET
+      ['2024-03-31T01:00:00.000Z/2024-03-31T02:00:00.000Z', 2], // 03:00-04:00 CEST
+    ]);
+    expect(() => bucketSums(records, { interval, granularity: 'PT12H', timeZone: 'Europe/Berlin' })).toThrow(/granularity/);
+  });
+
+  it('throw when the local days do not land on the interval end, and on an unknown zone', () => {
+    // 48 elapsed hours, but Berlin's Mar 30 00:00 + 2 local days is 47 hours later.
+    const interval = '2024-03-30T00:00:00+01:00/2024-04-01T00:00:00+01:00';
+    expect(() => bucketSums([], { interval, granularity: 'P1D', timeZone: 'Europe/Berlin' })).toThrow(/land/);
+    expect(bucketSums([handledAt('utc-48', [['2024-03-31T00:00:00.000Z', 1]])], { interval, granularity: 'P1D' })).toEqual([
+      ['2024-03-30T23:00:00.000Z/2024-03-31T23:00:00.000Z', 1],
+    ]);
+    expect(() => bucketSums([], { interval: '2024-01-31T00:00:00Z/2024-05-30T00:00:00Z', granularity: 'P1M' })).toThrow(/land/);
+    expect(() => bucketSums([], { interval, timeZone: 'Mars/Olympus_Mons' })).toThrow(/time zone/);
+  });
+});
+
 describe('unsupported query features', () => {
   it('throw instead of guessing', () => {
-    expect(() => referenceAggregate([main], { interval: MAIN_INTERVAL, timeZone: 'Europe/Berlin' })).toThrow(/UTC/);
-    expect(() => referenceAggregate([main], { interval: MAIN_INTERVAL, granularity: 'P1M' })).toThrow(/granularity/);
+    const q = (extra: Partial<AggregateQuery>) => () => referenceAggregate([main], { interval: MAIN_INTERVAL, ...extra });
+    expect(q({ granularity: 'P1DT12H' })).toThrow(/granularity/);
+    expect(q({ granularity: 'PT0M' })).toThrow(/granularity/);
+    expect(q({ alternateTimeDimension: 'processingTime' })).toThrow(/alternateTimeDimension/);
+    expect(q({ filter: { type: 'and', predicates: [{ type: 'property', dimension: 'x' } as unknown as Predicate] } })).toThrow(/predicate type/);
+    expect(q({ filter: { type: 'and', predicates: [metricIs('oServiceLevel', { gte: 0.5 })] } })).toThrow(/calculated/);
+    expect(q({ filter: { type: 'and', predicates: [metricIs('tTalk', {})] } })).toThrow(/bound/);
+    expect(q({ filter: { type: 'and', predicates: [{ dimension: 'queueId' }] } })).toThrow(/value/);
+    expect(q({ ['queryFilter' as 'filter']: undefined })).toThrow(/queryFilter/);
+    // Accepted for compatibility.
+    expect(q({ flattenMultivaluedDimensions: true, alternateTimeDimension: 'eventTime' })).not.toThrow();
   });
 });

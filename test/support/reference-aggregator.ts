@@ -1,14 +1,15 @@
 /**
  * A deliberately naive reference for the conversation aggregate query, used only by tests.
  *
- * Written from the issue text, the seed rules and test records contract, without reading the real query or ingest
- * code, so that a disagreement between the two points at a bug in one of them. It loops over every observation
- * for every query; speed does not matter here, readability does.
+ * Written from the issue text, the seed rules, the records contract and the README ("Query" under "Conversation
+ * aggregates"), without reading the real query or ingest code, so that a disagreement between the two points at a
+ * bug in one of them. It loops over every observation for every query; speed does not matter here, readability does.
  *
- * Supported: intervals `<start>/<end>` (anything `Date` parses), granularity PTnM / PTnH / PnD / PnW as elapsed
- * UTC time (a day is 24 h), groupBy, metrics, and filters of type and/or with nested clauses and dimension
- * predicates using matches / exists / notExists. Anything else (time zones, views, topN, metric predicates)
- * throws, so a test cannot silently compare against a guess.
+ * Supported: intervals `<start>/<end>` (anything `Date` parses); granularity PTnM / PTnH as elapsed time and PnD /
+ * PnW / PnM / PnY stepped in local wall-clock time of `timeZone` (default UTC, where a day is 24 h); groupBy;
+ * metrics; filters of type and/or with nested clauses, dimension predicates (matches / exists / notExists) and
+ * metric predicates (three-valued: true, false or no opinion); rangeBound views; queryType groupBy / topN /
+ * bottomN. Anything else throws, so a test cannot silently compare against a guess.
  */
 import {
   DIMENSIONS,
@@ -63,12 +64,27 @@ export interface ConversationRecord {
   participants: RecordParticipant[];
 }
 
-export interface Predicate {
+export interface DimensionPredicate {
   type?: 'dimension';
   dimension: string;
   value?: string;
   operator?: 'matches' | 'exists' | 'notExists';
 }
+
+export interface NumericRange {
+  gt?: number;
+  gte?: number;
+  lt?: number;
+  lte?: number;
+}
+
+export interface MetricPredicate {
+  type: 'metric';
+  metric: string;
+  range: NumericRange;
+}
+
+export type Predicate = DimensionPredicate | MetricPredicate;
 
 export interface Filter {
   type: 'and' | 'or';
@@ -83,9 +99,26 @@ export interface AggregateQuery {
   metrics?: string[];
   filter?: Filter;
   timeZone?: string;
+  views?: View[];
   queryType?: string;
+  sortMetric?: SortMetric;
+  limit?: number;
   flattenMultivaluedDimensions?: boolean;
   alternateTimeDimension?: string;
+}
+
+export interface View {
+  target: string;
+  name: string;
+  function: 'rangeBound';
+  range: { gte?: number; lt?: number };
+}
+
+export type SortFunction = 'sum' | 'count' | 'max' | 'min' | 'average';
+
+export interface SortMetric {
+  name: string;
+  function: SortFunction;
 }
 
 export interface ServiceLevelSettings {
@@ -128,9 +161,15 @@ export interface MetricEntry {
   metric: string;
   stats: Stats;
 }
+export interface ViewEntry {
+  name: string;
+  stats: TimerStats;
+}
 export interface DataEntry {
   interval: string;
   metrics: MetricEntry[];
+  /** Present only when at least one view has observations in the bucket. */
+  views?: ViewEntry[];
 }
 export interface ResultEntry {
   group: Group;
@@ -232,7 +271,7 @@ export function observationsFromRecords(records: readonly ConversationRecord[]):
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Query parts
+// Time: intervals, zones and buckets
 
 function parseInterval(interval: string): { start: number; end: number } {
   const parts = interval.split('/');
@@ -244,47 +283,252 @@ function parseInterval(interval: string): { start: number; end: number } {
   return { start, end };
 }
 
-const MINUTE = 60_000;
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
+/** No reference query needs more calendar buckets than this; beyond it something is wrong with the query. */
+const MAX_CALENDAR_BUCKETS = 100_000;
 
-function parseGranularity(granularity: string): number {
-  const units: [RegExp, number][] = [
-    [/^PT(\d+)M$/, MINUTE],
-    [/^PT(\d+)H$/, HOUR],
-    [/^P(\d+)D$/, DAY],
-    [/^P(\d+)W$/, 7 * DAY],
-  ];
-  for (const [pattern, unit] of units) {
-    const match = pattern.exec(granularity);
-    if (match) return Number(match[1]) * unit;
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatterFor(zone: string): Intl.DateTimeFormat {
+  let formatter = formatters.get(zone);
+  if (!formatter) {
+    try {
+      formatter = new Intl.DateTimeFormat('en-US', {
+        timeZone: zone,
+        hourCycle: 'h23',
+        year: 'numeric',
+        month: 'numeric',
+        day: 'numeric',
+        hour: 'numeric',
+        minute: 'numeric',
+        second: 'numeric',
+      });
+    } catch {
+      throw new Error(`reference: unknown time zone ${zone}`);
+    }
+    formatters.set(zone, formatter);
   }
-  throw new Error(`reference: unsupported granularity ${granularity}`);
+  return formatter;
 }
 
-/** Rule 2, for every operator: a predicate on a dimension that does not apply to the metric is false. */
-function predicateHolds(predicate: Predicate, dims: Partial<Record<Dimension, string>>, def: MetricDef): boolean {
-  if (predicate.type !== undefined && predicate.type !== 'dimension') {
-    throw new Error(`reference: unsupported predicate type ${predicate.type}`);
+/**
+ * The zone's wall-clock date and time at `instant`, written as the UTC instant with the same fields
+ * ("local epoch ms"), so that calendar arithmetic can use Date.UTC.
+ */
+function wallClockAt(instant: number, zone: string): number {
+  const parts = formatterFor(zone).formatToParts(new Date(instant));
+  const field = (type: Intl.DateTimeFormatPartTypes): number => {
+    const value = Number(parts.find((p) => p.type === type)?.value);
+    if (!Number.isInteger(value)) throw new Error(`reference: cannot read ${type} of ${new Date(instant).toISOString()} in ${zone}`);
+    return value;
+  };
+  const millis = ((instant % SECOND) + SECOND) % SECOND;
+  return Date.UTC(field('year'), field('month') - 1, field('day'), field('hour'), field('minute'), field('second'), millis);
+}
+
+function offsetAt(instant: number, zone: string): number {
+  return wallClockAt(instant, zone) - instant;
+}
+
+/**
+ * The instant at which the zone's clock shows `wall` (local epoch ms). Every offset in use within 16 hours either
+ * side is tried (no zone is more than 14 hours from UTC, and no offset lasts less than an hour); a repeated wall
+ * time takes its earlier instant; a skipped one moves forward by the size of the gap, as a clock set before the
+ * change would show it.
+ */
+function instantOfWallClock(wall: number, zone: string): number {
+  const offsets = new Set<number>();
+  for (let h = -16; h <= 16; h++) offsets.add(offsetAt(wall + h * HOUR, zone));
+  const matches = [...offsets].map((offset) => wall - offset).filter((instant) => wallClockAt(instant, zone) === wall);
+  if (matches.length > 0) return Math.min(...matches);
+  const gap = offsetAt(wall + DAY, zone) - offsetAt(wall - DAY, zone);
+  if (gap <= 0) throw new Error(`reference: cannot place ${new Date(wall).toISOString()} (wall clock) in ${zone}`);
+  return instantOfWallClock(wall + gap, zone);
+}
+
+/** Adds whole calendar months to a wall-clock time, keeping the day of month or clamping to the month's last day. */
+function addMonths(wall: number, months: number): number {
+  const d = new Date(wall);
+  const monthIndex = d.getUTCMonth() + months;
+  const year = d.getUTCFullYear() + Math.floor(monthIndex / 12);
+  const month = ((monthIndex % 12) + 12) % 12;
+  const lastDay = new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
+  const day = Math.min(d.getUTCDate(), lastDay);
+  return Date.UTC(year, month, day, d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds(), d.getUTCMilliseconds());
+}
+
+/** The query's time buckets: bucket i is [startOf(i), startOf(i + 1)), the last one ending at the interval end. */
+interface Buckets {
+  indexOf(time: number): number;
+  startOf(index: number): number;
+  endOf(index: number): number;
+}
+
+function elapsedBuckets(start: number, end: number, size: number): Buckets {
+  if ((end - start) % size !== 0) throw new Error('reference: granularity does not divide the interval');
+  return {
+    indexOf: (time) => Math.floor((time - start) / size),
+    startOf: (index) => start + index * size,
+    endOf: (index) => start + (index + 1) * size,
+  };
+}
+
+function boundaryBuckets(boundaries: number[]): Buckets {
+  const at = (index: number): number => {
+    const value = boundaries[index];
+    if (value === undefined) throw new Error(`reference: no bucket ${index}`);
+    return value;
+  };
+  return {
+    indexOf(time) {
+      // The last boundary at or before `time`; callers only pass times inside the interval.
+      let low = 0;
+      let high = boundaries.length - 2;
+      while (low < high) {
+        const mid = Math.ceil((low + high) / 2);
+        if (at(mid) <= time) low = mid;
+        else high = mid - 1;
+      }
+      return low;
+    },
+    startOf: at,
+    endOf: (index) => at(index + 1),
+  };
+}
+
+/**
+ * Elapsed units (minutes, hours) count from the interval start; calendar units (days, weeks, months, years) step the
+ * start's wall-clock time in `zone`: the k-th boundary is the start's local date-time plus k units, computed from the
+ * start each time (so months from the 31st do not drift), then turned back into an instant.
+ */
+function makeBuckets(start: number, end: number, granularity: string | undefined, zone: string): Buckets {
+  if (granularity === undefined) return boundaryBuckets([start, end]);
+  const count = (match: RegExpExecArray | null): number | undefined => {
+    if (!match) return undefined;
+    const n = Number(match[1]);
+    if (!Number.isSafeInteger(n) || n < 1) throw new Error(`reference: unsupported granularity ${granularity}`);
+    return n;
+  };
+  const minutes = count(/^PT(\d+)M$/.exec(granularity));
+  if (minutes !== undefined) return elapsedBuckets(start, end, minutes * MINUTE);
+  const hours = count(/^PT(\d+)H$/.exec(granularity));
+  if (hours !== undefined) return elapsedBuckets(start, end, hours * HOUR);
+
+  let step: ((wall: number, k: number) => number) | undefined;
+  const days = count(/^P(\d+)D$/.exec(granularity));
+  const weeks = count(/^P(\d+)W$/.exec(granularity));
+  const months = count(/^P(\d+)M$/.exec(granularity));
+  const years = count(/^P(\d+)Y$/.exec(granularity));
+  if (days !== undefined) step = (wall, k) => wall + k * days * DAY;
+  else if (weeks !== undefined) step = (wall, k) => wall + k * weeks * 7 * DAY;
+  else if (months !== undefined) step = (wall, k) => addMonths(wall, k * months);
+  else if (years !== undefined) step = (wall, k) => addMonths(wall, k * 12 * years);
+  if (step === undefined) throw new Error(`reference: unsupported granularity ${granularity}`);
+
+  const startWall = wallClockAt(start, zone);
+  // Boundary 0 is the start itself, even when its wall time is the second of a repeated hour.
+  const boundaries = [start];
+  for (let k = 1; ; k++) {
+    const boundary = instantOfWallClock(step(startWall, k), zone);
+    if (boundary <= (boundaries[boundaries.length - 1] ?? start)) throw new Error('reference: buckets do not advance');
+    boundaries.push(boundary);
+    if (boundary === end) return boundaryBuckets(boundaries);
+    if (boundary > end) throw new Error('reference: granularity does not land on the interval end');
+    if (k >= MAX_CALENDAR_BUCKETS) throw new Error('reference: too many buckets for the granularity');
   }
-  if (!isDimension(predicate.dimension)) throw new Error(`reference: unknown dimension ${predicate.dimension}`);
-  if (def.notApplicable.includes(predicate.dimension)) return false;
-  const value = dims[predicate.dimension];
+}
+
+function formatInterval(start: number, end: number): string {
+  return `${new Date(start).toISOString()}/${new Date(end).toISOString()}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Filters
+
+/** A predicate's verdict on one observation: true, false, or no opinion (undefined). */
+type Opinion = boolean | undefined;
+
+function checkRange(range: NumericRange | undefined, allowed: readonly (keyof NumericRange)[], where: string): void {
+  if (range === undefined || range === null || typeof range !== 'object') throw new Error(`reference: ${where} needs a range`);
+  const given = Object.entries(range).filter(([, v]) => v !== undefined);
+  if (given.length === 0) throw new Error(`reference: ${where} range needs a bound`);
+  for (const [bound, value] of given) {
+    if (!(allowed as readonly string[]).includes(bound)) throw new Error(`reference: ${where} range has no bound ${bound}`);
+    if (typeof value !== 'number' || !Number.isFinite(value)) throw new Error(`reference: ${where} range ${bound} is not a number`);
+  }
+}
+
+function inRange(value: number, range: NumericRange): boolean {
+  return (
+    (range.gt === undefined || value > range.gt) &&
+    (range.gte === undefined || value >= range.gte) &&
+    (range.lt === undefined || value < range.lt) &&
+    (range.lte === undefined || value <= range.lte)
+  );
+}
+
+/** Validates the whole filter up front, so a malformed one throws even when no observation reaches it. */
+function checkFilter(filter: Filter): void {
+  if (filter.type !== 'and' && filter.type !== 'or') throw new Error(`reference: unsupported filter type ${String(filter.type)}`);
+  for (const predicate of filter.predicates ?? []) {
+    if (predicate.type === 'metric') {
+      const def = metricDef(predicate.metric);
+      if (def.kind === 'calculated') throw new Error(`reference: metric predicate on calculated ${predicate.metric}`);
+      checkRange(predicate.range, ['gt', 'gte', 'lt', 'lte'], `metric predicate on ${predicate.metric}`);
+      continue;
+    }
+    if (predicate.type !== undefined && predicate.type !== 'dimension') {
+      throw new Error(`reference: unsupported predicate type ${String(predicate.type)}`);
+    }
+    if (!isDimension(predicate.dimension)) throw new Error(`reference: unknown dimension ${predicate.dimension}`);
+    const operator = predicate.operator ?? 'matches';
+    if (operator !== 'matches' && operator !== 'exists' && operator !== 'notExists') {
+      throw new Error(`reference: unsupported operator ${String(operator)}`);
+    }
+    if (operator === 'matches' && predicate.value === undefined) throw new Error(`reference: matches ${predicate.dimension} needs a value`);
+  }
+  for (const clause of filter.clauses ?? []) checkFilter(clause);
+}
+
+/**
+ * A dimension predicate is judged on the observation's dimensions, false for every operator when the dimension
+ * never applies to `def` (rule 2; `def` is the observation's metric, or oServiceLevel for its components). A metric
+ * predicate speaks only about observations of its own metric.
+ */
+function judgePredicate(predicate: Predicate, observation: Observation, def: MetricDef): Opinion {
+  if (predicate.type === 'metric') {
+    if (predicate.metric !== observation.metric) return undefined;
+    return inRange(observation.value, predicate.range);
+  }
+  const dimension = predicate.dimension as Dimension;
+  if (def.notApplicable.includes(dimension)) return false;
+  const value = observation.dims[dimension];
   const operator = predicate.operator ?? 'matches';
   if (operator === 'exists') return value !== undefined;
   if (operator === 'notExists') return value === undefined;
-  if (operator === 'matches') return value !== undefined && value === predicate.value;
-  throw new Error(`reference: unsupported operator ${String(operator)}`);
+  return value !== undefined && value === predicate.value;
 }
 
-function filterHolds(filter: Filter, dims: Partial<Record<Dimension, string>>, def: MetricDef): boolean {
-  const outcomes: boolean[] = [];
-  for (const predicate of filter.predicates ?? []) outcomes.push(predicateHolds(predicate, dims, def));
-  for (const clause of filter.clauses ?? []) outcomes.push(filterHolds(clause, dims, def));
-  if (filter.type === 'and') return outcomes.every((x) => x);
-  if (filter.type === 'or') return outcomes.some((x) => x);
-  throw new Error(`reference: unsupported filter type ${String(filter.type)}`);
+/** Members without an opinion are left out; a filter whose every member has none has none itself. */
+function judgeFilter(filter: Filter, observation: Observation, def: MetricDef): Opinion {
+  const members: Opinion[] = [];
+  for (const predicate of filter.predicates ?? []) members.push(judgePredicate(predicate, observation, def));
+  for (const clause of filter.clauses ?? []) members.push(judgeFilter(clause, observation, def));
+  const opinions = members.filter((x): x is boolean => x !== undefined);
+  if (members.length > 0 && opinions.length === 0) return undefined;
+  return filter.type === 'and' ? opinions.every((x) => x) : opinions.some((x) => x);
 }
+
+/** Top level: no opinion keeps the observation. */
+function keeps(filter: Filter | undefined, observation: Observation, def: MetricDef): boolean {
+  return filter === undefined || (judgeFilter(filter, observation, def) ?? true);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Groups
 
 /** Rule 3: mediaType always, then each groupBy dimension the observation carries. */
 function groupOf(dims: Partial<Record<Dimension, string>>, groupBy: readonly Dimension[]): Group {
@@ -309,10 +553,6 @@ function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function formatInterval(start: number, end: number): string {
-  return `${new Date(start).toISOString()}/${new Date(end).toISOString()}`;
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // The aggregation
 
@@ -328,6 +568,7 @@ interface Cell {
   group: Group;
   bucket: number;
   values: Map<string, number[]>;
+  views: Map<string, number[]>;
   serviceLevel?: ServiceLevelCounts;
 }
 
@@ -338,10 +579,49 @@ const KNOWN_QUERY_FIELDS = new Set([
   'metrics',
   'filter',
   'timeZone',
+  'views',
   'queryType',
+  'sortMetric',
+  'limit',
   'flattenMultivaluedDimensions',
   'alternateTimeDimension',
 ]);
+
+const SORT_FUNCTIONS: readonly SortFunction[] = ['sum', 'count', 'max', 'min', 'average'];
+const MAX_VIEWS = 10;
+
+function checkViews(views: readonly View[]): void {
+  if (views.length > MAX_VIEWS) throw new Error(`reference: more than ${MAX_VIEWS} views`);
+  const names = new Set<string>();
+  for (const view of views) {
+    if (view.function !== 'rangeBound') throw new Error(`reference: unsupported view function ${String(view.function)}`);
+    if (metricDef(view.target).kind !== 'timer') throw new Error(`reference: view target ${view.target} is not a timer`);
+    if (typeof view.name !== 'string' || view.name === '') throw new Error('reference: view needs a name');
+    if (names.has(view.name) || METRICS.some((m) => m.name === view.name)) throw new Error(`reference: view name ${view.name} collides`);
+    names.add(view.name);
+    checkRange(view.range, ['gte', 'lt'], `view ${view.name}`);
+  }
+}
+
+function checkSort(query: AggregateQuery): SortMetric {
+  const sort = query.sortMetric;
+  if (sort === undefined) throw new Error(`reference: ${String(query.queryType)} needs sortMetric`);
+  if (metricDef(sort.name).kind === 'calculated') throw new Error(`reference: cannot sort by ${sort.name}`);
+  if (!SORT_FUNCTIONS.includes(sort.function)) throw new Error(`reference: unsupported sort function ${String(sort.function)}`);
+  if (query.limit !== undefined && !(Number.isInteger(query.limit) && query.limit >= 1 && query.limit <= 10_000)) {
+    throw new Error(`reference: limit ${query.limit} outside 1-10000`);
+  }
+  return sort;
+}
+
+function sortValue(values: readonly number[], fn: SortFunction): number {
+  const sum = values.reduce((a, b) => a + b, 0);
+  if (fn === 'sum') return sum;
+  if (fn === 'count') return values.length;
+  if (fn === 'max') return Math.max(...values);
+  if (fn === 'min') return Math.min(...values);
+  return sum / values.length;
+}
 
 /**
  * The exact response the aggregate query endpoint must give for `query` after ingesting `records` (in that order)
@@ -363,13 +643,21 @@ export function aggregateObservations(
   for (const field of Object.keys(query)) {
     if (!KNOWN_QUERY_FIELDS.has(field)) throw new Error(`reference: unsupported query field ${field}`);
   }
-  if (query.timeZone !== undefined && query.timeZone !== 'UTC') throw new Error('reference: only UTC is supported');
-  if (query.queryType !== undefined && query.queryType !== 'groupBy') throw new Error('reference: only groupBy queries');
+  const zone = query.timeZone ?? 'UTC';
+  formatterFor(zone);
+  if (query.alternateTimeDimension !== undefined && query.alternateTimeDimension !== 'eventTime') {
+    throw new Error(`reference: unsupported alternateTimeDimension ${query.alternateTimeDimension}`);
+  }
+  const queryType = query.queryType ?? 'groupBy';
+  if (queryType !== 'groupBy' && queryType !== 'topN' && queryType !== 'bottomN') {
+    throw new Error(`reference: unsupported queryType ${queryType}`);
+  }
+  // sortMetric and limit only mean something for topN / bottomN; a groupBy query ignores them.
+  const sort = queryType === 'groupBy' ? undefined : checkSort(query);
   const settings: ServiceLevelSettings = { ...DEFAULT_SERVICE_LEVEL_SETTINGS, ...settingsIn };
 
   const { start, end } = parseInterval(query.interval);
-  const size = query.granularity === undefined ? end - start : parseGranularity(query.granularity);
-  if ((end - start) % size !== 0) throw new Error('reference: granularity does not divide the interval');
+  const buckets = makeBuckets(start, end, query.granularity, zone);
 
   const groupBy: Dimension[] = [];
   for (const name of query.groupBy ?? []) {
@@ -387,36 +675,48 @@ export function aggregateObservations(
   }
   const wantServiceLevel = requested.includes(SERVICE_LEVEL);
   const serviceLevelDef = metricDef(SERVICE_LEVEL);
+  const views = query.views ?? [];
+  checkViews(views);
+  if (query.filter !== undefined) checkFilter(query.filter);
 
   const cells = new Map<string, Cell>();
   function cellFor(group: Group, bucket: number): Cell {
     const key = `${groupKey(group)}#${bucket}`;
     let cell = cells.get(key);
     if (!cell) {
-      cell = { group, bucket, values: new Map() };
+      cell = { group, bucket, values: new Map(), views: new Map() };
       cells.set(key, cell);
     }
     return cell;
   }
+  const push = (map: Map<string, number[]>, name: string, value: number): void => {
+    const values = map.get(name) ?? [];
+    values.push(value);
+    map.set(name, values);
+  };
+  // groupKey -> every value of the sort metric in that group, over all buckets.
+  const sortValues = new Map<string, number[]>();
 
   for (const observation of observations) {
     if (observation.time < start || observation.time >= end) continue;
-    const bucket = Math.floor((observation.time - start) / size);
+    const bucket = buckets.indexOf(observation.time);
     const def = metricDef(observation.metric);
 
-    const passes = query.filter === undefined || filterHolds(query.filter, observation.dims, def);
-    if (requested.includes(observation.metric) && passes) {
-      const cell = cellFor(groupOf(observation.dims, groupBy), bucket);
-      const values = cell.values.get(observation.metric) ?? [];
-      values.push(observation.value);
-      cell.values.set(observation.metric, values);
+    if (keeps(query.filter, observation, def)) {
+      const group = groupOf(observation.dims, groupBy);
+      if (requested.includes(observation.metric)) push(cellFor(group, bucket).values, observation.metric, observation.value);
+      for (const view of views) {
+        if (view.target === observation.metric && inRange(observation.value, view.range)) {
+          push(cellFor(group, bucket).views, view.name, observation.value);
+        }
+      }
+      if (sort !== undefined && sort.name === observation.metric) push(sortValues, groupKey(group), observation.value);
     }
 
-    // oServiceLevel has its own applicability (userId never applies) and its own groups (never by userId).
+    // oServiceLevel has its own applicability (userId never applies) and its own groups (never by userId); metric
+    // predicates still judge the component observation itself.
     if (wantServiceLevel && SERVICE_LEVEL_COMPONENTS.includes(observation.metric)) {
-      const passesForServiceLevel =
-        query.filter === undefined || filterHolds(query.filter, observation.dims, serviceLevelDef);
-      if (passesForServiceLevel) {
+      if (keeps(query.filter, observation, serviceLevelDef)) {
         const cell = cellFor(groupOf(observation.dims, serviceLevelGroupBy), bucket);
         cell.serviceLevel ??= { tAnswered: 0, nOverSla: 0, tAbandon: 0, tShortAbandon: 0, tFlowOut: 0 };
         cell.serviceLevel[observation.metric as keyof ServiceLevelCounts] += 1;
@@ -452,17 +752,49 @@ export function aggregateObservations(
         if (values === undefined || values.length === 0) continue;
         metrics.push({ metric: name, stats: plainStats(metricDef(name), values) });
       }
-      if (metrics.length === 0) continue;
-      const bucketStart = start + cell.bucket * size;
-      data.push({ interval: formatInterval(bucketStart, bucketStart + size), metrics });
+      const viewEntries: ViewEntry[] = [];
+      for (const view of views) {
+        const values = cell.views.get(view.name);
+        if (values !== undefined && values.length > 0) viewEntries.push({ name: view.name, stats: timerStats(values) });
+      }
+      if (metrics.length === 0 && viewEntries.length === 0) continue;
+      const entry: DataEntry = { interval: formatInterval(buckets.startOf(cell.bucket), buckets.endOf(cell.bucket)), metrics };
+      if (viewEntries.length > 0) entry.views = viewEntries;
+      data.push(entry);
     }
     if (data.length > 0) response.results.push({ group: result.group, data });
+  }
+
+  if (sort !== undefined) {
+    // Ties (and the groups without the metric) keep the API's documented group order (README, "Answer rules"):
+    // mediaType, then each groupBy dimension in request order, a missing dimension first. Array.prototype.sort is stable.
+    const order = ['mediaType', ...(query.groupBy ?? []).filter((d) => d !== 'mediaType')];
+    response.results.sort((a, b) => {
+      for (const d of order) {
+        const x = a.group[d];
+        const y = b.group[d];
+        if (x === y) continue;
+        if (x === undefined) return -1;
+        if (y === undefined) return 1;
+        return x < y ? -1 : 1;
+      }
+      return 0;
+    });
+    const rankOf = (result: ResultEntry): number | undefined => {
+      const values = sortValues.get(groupKey(result.group));
+      return values === undefined || values.length === 0 ? undefined : sortValue(values, sort.function);
+    };
+    const ranked = response.results.map((result) => ({ result, rank: rankOf(result) }));
+    ranked.sort((a, b) => {
+      if (a.rank === undefined || b.rank === undefined) return (a.rank === undefined ? 1 : 0) - (b.rank === undefined ? 1 : 0);
+      return queryType === 'topN' ? b.rank - a.rank : a.rank - b.rank;
+    });
+    response.results = ranked.map((x) => x.result).slice(0, query.limit ?? ranked.length);
   }
   return response;
 }
 
-function plainStats(def: MetricDef, values: number[]): Stats {
-  if (def.kind === 'count') return { count: values.length };
+function timerStats(values: readonly number[]): TimerStats {
   let sum = 0;
   let max = values[0] ?? 0;
   let min = values[0] ?? 0;
@@ -472,6 +804,11 @@ function plainStats(def: MetricDef, values: number[]): Stats {
     if (v < min) min = v;
   }
   return { max, min, count: values.length, sum };
+}
+
+function plainStats(def: MetricDef, values: number[]): Stats {
+  if (def.kind === 'count') return { count: values.length };
+  return timerStats(values);
 }
 
 function serviceLevelStats(counts: ServiceLevelCounts, group: Group, settings: ServiceLevelSettings): ServiceLevelStats {
@@ -490,25 +827,53 @@ function serviceLevelStats(counts: ServiceLevelCounts, group: Group, settings: S
 // ---------------------------------------------------------------------------------------------------------------
 // Comparing answers
 
+export interface CanonicalizeOptions {
+  /** topN / bottomN: `results` are ranked by the server, so their order is part of the answer and is kept. */
+  queryType?: string;
+  /** The request's views, whose order `data[].views` is put in (by name when a view is not listed). */
+  views?: readonly { name: string }[];
+}
+
 /**
- * A copy of `response` in canonical order: results by groupKey, data by bucket start, metrics by `metricOrder`
- * (the request's `metrics`; the catalogue's order when omitted). Fields other than these are kept as they are.
+ * A copy of `response` in canonical order: results by groupKey (kept as given for topN / bottomN), data by bucket
+ * start, metrics by `metricOrder` (the request's `metrics`; the catalogue's order when omitted), views by the
+ * request's order. An empty `views` list is dropped, since the README does not say whether a bucket without views
+ * lists `views: []` or leaves it out. Fields other than these are kept as they are. Pass the query itself as
+ * `options` to get both settings right.
  */
-export function canonicalize<T extends AggregateResponse>(response: T, metricOrder?: readonly string[]): T {
+export function canonicalize<T extends AggregateResponse>(
+  response: T,
+  metricOrder?: readonly string[],
+  options: CanonicalizeOptions = {},
+): T {
   const order = metricOrder ?? METRICS.map((m) => m.name);
   const rank = (name: string): number => {
     const i = order.indexOf(name);
     return i === -1 ? order.length : i;
   };
+  const viewOrder = (options.views ?? []).map((v) => v.name);
+  const viewRank = (name: string): number => {
+    const i = viewOrder.indexOf(name);
+    return i === -1 ? viewOrder.length : i;
+  };
   const results = response.results.map((result) => ({
     ...result,
     data: result.data
-      .map((entry) => ({
-        ...entry,
-        metrics: [...entry.metrics].sort((a, b) => rank(a.metric) - rank(b.metric) || compareStrings(a.metric, b.metric)),
-      }))
+      .map((entry) => {
+        const { views, ...rest } = entry;
+        const canonical: DataEntry = {
+          ...rest,
+          metrics: [...entry.metrics].sort((a, b) => rank(a.metric) - rank(b.metric) || compareStrings(a.metric, b.metric)),
+        };
+        if (views !== undefined && views.length > 0) {
+          canonical.views = [...views].sort((a, b) => viewRank(a.name) - viewRank(b.name) || compareStrings(a.name, b.name));
+        }
+        return canonical;
+      })
       .sort((a, b) => compareStrings(a.interval, b.interval)),
   }));
-  results.sort((a, b) => compareStrings(groupKey(a.group), groupKey(b.group)));
+  if (options.queryType !== 'topN' && options.queryType !== 'bottomN') {
+    results.sort((a, b) => compareStrings(groupKey(a.group), groupKey(b.group)));
+  }
   return { ...response, results };
 }

@@ -65,7 +65,8 @@ interface Accumulator {
 }
 
 interface GroupState {
-  key: string;
+  /** mediaType, then each groupBy dimension in request order (undefined where the group lacks it). */
+  values: (string | undefined)[];
   group: Record<string, string>;
   /** bucket -> metric -> accumulator */
   buckets: Map<number, Map<number, Accumulator>>;
@@ -101,6 +102,22 @@ function accumulate(map: Map<number, Accumulator>, key: number, count: number, s
   acc.sum += sum;
   if (min < acc.min) acc.min = min;
   if (max > acc.max) acc.max = max;
+}
+
+/**
+ * The answer's group order: by mediaType, then each groupBy dimension in request order; a group
+ * without a dimension comes before those with it; values compare by UTF-16 code units.
+ */
+function compareGroups(a: (string | undefined)[], b: (string | undefined)[]): number {
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (x === y) continue;
+    if (x === undefined) return -1;
+    if (y === undefined) return 1;
+    return x < y ? -1 : 1;
+  }
+  return 0;
 }
 
 function timerStats(acc: Accumulator): TimerStats {
@@ -196,7 +213,8 @@ export class Aggregation {
         const i = DIMENSION_INDEX[d];
         if (applies[i] && dims[i] !== undefined) group[d] = dims[i];
       }
-      state = { key, group, buckets: new Map(), serviceLevel: new Map(), views: new Map() };
+      const values = [dims[MEDIA_TYPE], ...this.groupIndexes.map((i) => (applies[i] ? dims[i] : undefined))];
+      state = { values, group, buckets: new Map(), serviceLevel: new Map(), views: new Map() };
       this.groups.set(key, state);
     }
     return state;
@@ -207,7 +225,7 @@ export class Aggregation {
    * order, metrics in answer order, views in request order.
    */
   results(): GroupResult[] {
-    const states = [...this.groups.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    const states = [...this.groups.values()].sort((a, b) => compareGroups(a.values, b.values));
     const ranked = this.spec.rank ? this.rank(states, this.spec.rank) : states;
     const out: GroupResult[] = [];
     for (const state of ranked) {
