@@ -7,6 +7,7 @@ import type { Db } from '../db/client';
 import type { WebhookMapping } from '../db/schema';
 import { jsonBody } from '../http/json-body';
 import { validJson } from '../http/validate';
+import { takesSecret } from './integrations';
 import { CHAT_LIMITS, isUuid, RATE_LIMIT_MAX, WEBHOOK_KINDS } from './limits';
 import { uuidParam } from './params';
 import { existingRoomIds } from './rooms.store';
@@ -35,6 +36,15 @@ const rateLimitSchema = z.strictObject({
   perSecond: z.number().positive().max(RATE_LIMIT_MAX.perSecond).optional(),
 });
 
+/** Any text a sender's settings page takes; the HMAC key is its UTF-8 bytes. */
+const secretField = z
+  .string()
+  .min(1, { message: 'must not be empty (send null to remove the secret)' })
+  .max(256, { message: 'must be at most 256 characters' })
+  .regex(/^[^\u0000-\u001f\u007f]+$/, { message: 'must not contain control characters' });
+
+const SIGNED_KINDS = 'only github, bitbucket and jira webhooks take a secret (their deliveries are signed)';
+
 const fields = {
   name: z.string().trim().min(1).max(CHAT_LIMITS.nameChars),
   kind: z.enum(WEBHOOK_KINDS),
@@ -42,14 +52,23 @@ const fields = {
   active: z.boolean(),
   mappings: z.array(mappingSchema).max(CHAT_LIMITS.mappings),
   rateLimit: rateLimitSchema,
+  secret: secretField.nullable(),
 };
 
-const createWebhookSchema = z.strictObject({
-  ...fields,
-  active: fields.active.optional(),
-  mappings: fields.mappings.optional(),
-  rateLimit: fields.rateLimit.optional(),
-});
+const createWebhookSchema = z
+  .strictObject({
+    ...fields,
+    active: fields.active.optional(),
+    mappings: fields.mappings.optional(),
+    rateLimit: fields.rateLimit.optional(),
+    secret: fields.secret.optional(),
+  })
+  .superRefine((input, ctx) => {
+    // For the other kinds `secret` is not a field at all: refused like any unknown field.
+    if (input.secret != null && !takesSecret(input.kind)) {
+      ctx.addIssue({ code: 'custom', path: [], message: `Unrecognized key: "secret" (${SIGNED_KINDS})` });
+    }
+  });
 
 const patchWebhookSchema = z
   .strictObject(fields)
@@ -104,6 +123,12 @@ export const webhooksRoutes = new Hono<AppEnv>()
   .patch('/api/v1/webhooks/:id', admin, webhookId, jsonBody(CHAT_LIMITS.adminBodyBytes), validJson(patchWebhookSchema), async (c) => {
     const patch = c.req.valid('json');
     const current = await found(c.var.db, c.req.param('id'));
+    const kind = patch.kind ?? current.kind;
+    const secret = patch.secret !== undefined ? patch.secret : current.secret;
+    if (secret !== null && !takesSecret(kind)) {
+      if (patch.secret != null) throw ApiError.invalidValue('secret', `secret: ${SIGNED_KINDS}.`);
+      throw ApiError.invalidValue('kind', `kind: this webhook has a secret, which a ${kind} webhook cannot check; send "secret": null with the new kind.`);
+    }
     await assertRoomsExist(c.var.db, patch.roomId, patch.mappings);
     const row = await updateWebhook(c.var.db, current, patch);
     if (!row) throw notFound();

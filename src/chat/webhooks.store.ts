@@ -2,6 +2,7 @@ import { asc, eq } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { webhooks, type WebhookMapping } from '../db/schema';
 import { sha256Hex } from '../http/secrets';
+import { takesSecret } from './integrations';
 import { DEFAULT_RATE_LIMIT, WEBHOOK_PATH, type RateLimit, type WebhookKind } from './limits';
 
 export type WebhookRow = typeof webhooks.$inferSelect;
@@ -16,6 +17,11 @@ export interface WebhookView {
   active: boolean;
   mappings: WebhookMapping[];
   rateLimit: RateLimit;
+  /**
+   * Only on kinds whose sender signs deliveries (github, bitbucket, jira): whether a shared secret
+   * is set. The secret itself is never returned.
+   */
+  hasSecret?: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -27,6 +33,8 @@ export interface WebhookInput {
   active?: boolean;
   mappings?: WebhookMapping[];
   rateLimit?: Partial<RateLimit>;
+  /** Shared secret for signed deliveries; null clears it. */
+  secret?: string | null;
 }
 
 export type WebhookPatch = Partial<Omit<WebhookInput, 'rateLimit'>> & { rateLimit?: Partial<RateLimit> };
@@ -41,6 +49,7 @@ export function webhookView(row: WebhookRow, origin: string): WebhookView {
     active: row.active,
     mappings: row.mappings,
     rateLimit: { burst: row.rateBurst, perSecond: row.ratePerSecond },
+    ...(takesSecret(row.kind) ? { hasSecret: row.secret !== null } : {}),
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
   };
@@ -59,6 +68,7 @@ export async function createWebhook(db: Db, input: WebhookInput): Promise<Webhoo
     mappings: input.mappings ?? [],
     rateBurst: input.rateLimit?.burst ?? DEFAULT_RATE_LIMIT.burst,
     ratePerSecond: input.rateLimit?.perSecond ?? DEFAULT_RATE_LIMIT.perSecond,
+    secret: input.secret ?? null,
     createdAt: now,
     updatedAt: now,
   };

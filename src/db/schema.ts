@@ -152,6 +152,12 @@ export const webhooks = sqliteTable(
     mappings: text('mappings', { mode: 'json' }).$type<WebhookMapping[]>().notNull(),
     rateBurst: integer('rate_burst').notNull(),
     ratePerSecond: real('rate_per_second').notNull(),
+    /**
+     * Shared secret for the sender's HMAC signature (github, bitbucket, jira), or null. Kept as
+     * written: verifying a signature needs the secret itself, and a key held by this same Worker
+     * would add nothing over D1's own protection (see README). Never returned by the API.
+     */
+    secret: text('secret'),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
   },

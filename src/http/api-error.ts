@@ -2,7 +2,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
 /**
  * Genesys Cloud's ErrorBody codes, plus the few this service adds (`payload.too.large`,
- * `service.unavailable`, `webhook.inactive`, `conflict`). Every error answer of every
+ * `service.unavailable`, `webhook.inactive`, `conflict`, `bad.signature`). Every error answer of every
  * route carries one of these in `code`.
  */
 export type ErrorCode =
@@ -21,6 +21,8 @@ export type ErrorCode =
   | 'internal.server.error'
   | 'service.unavailable'
   | 'webhook.inactive'
+  /** A webhook with a shared secret got a post whose HMAC signature is missing or wrong (401). */
+  | 'bad.signature'
   | 'upgrade.required';
 
 export interface ErrorDetail {

@@ -1,0 +1,67 @@
+import { CHAT_LIMITS, codePointLength } from '../limits';
+import { translateBitbucket } from './bitbucket';
+import { translateGitHub } from './github';
+import { translateJenkins } from './jenkins';
+import { translateJira } from './jira';
+import { translateSalesforce } from './salesforce';
+import { truncate } from './text';
+import { Unrecognised, type NativeKind, type NativeMediaType, type NativePost, type Translation } from './types';
+
+export { isNativeKind, NATIVE_KINDS, type NativeKind, type NativeMediaType, type NativePost, type Translation } from './types';
+export { SOAP_ACK } from './salesforce';
+
+const TRANSLATORS: Readonly<Record<NativeKind, (post: NativePost) => Translation>> = {
+  github: translateGitHub,
+  bitbucket: translateBitbucket,
+  jira: translateJira,
+  jenkins: translateJenkins,
+  salesforce: translateSalesforce,
+};
+
+/** What each kind's native payload may come as (the generic body is JSON for every kind). */
+export const NATIVE_MEDIA_TYPES: Readonly<Record<NativeKind, readonly NativeMediaType[]>> = {
+  github: ['application/json', 'application/x-www-form-urlencoded'],
+  bitbucket: ['application/json'],
+  jira: ['application/json'],
+  jenkins: ['application/json'],
+  salesforce: ['application/json', 'text/xml'],
+};
+
+/**
+ * Kinds whose sender signs deliveries with a shared secret: HMAC-SHA256 of the body bytes, hex, as
+ * `sha256=<hex>` in this header (GitHub; Bitbucket Cloud and Jira use the WebSub header name).
+ */
+export const SIGNATURE_HEADERS: Readonly<Partial<Record<NativeKind, string>>> = {
+  github: 'X-Hub-Signature-256',
+  bitbucket: 'X-Hub-Signature',
+  jira: 'X-Hub-Signature',
+};
+
+export function takesSecret(kind: string): boolean {
+  return Object.hasOwn(SIGNATURE_HEADERS, kind);
+}
+
+/** A message within the post limits whatever the payload: translators keep far below, this is the backstop. */
+function withinLimits(translation: Translation): Translation {
+  if (translation.kind !== 'message') return translation;
+  let { markdown } = translation;
+  if (codePointLength(markdown) > CHAT_LIMITS.messageChars) {
+    // Cut at a line break so no link or code span is left half-written.
+    const cut = truncate(markdown, CHAT_LIMITS.messageChars - 2);
+    markdown = `${cut.slice(0, Math.max(cut.lastIndexOf('\n'), 0))}\n\u2026`;
+  }
+  return { ...translation, markdown, metadata: truncate(translation.metadata, CHAT_LIMITS.metadataChars) };
+}
+
+/**
+ * Turns a tool's own payload into a message and its metadata, or says it is deliberately not shown,
+ * or that it is not this tool's payload. Pure: no I/O.
+ */
+export function translate(kind: NativeKind, post: NativePost): Translation {
+  try {
+    return withinLimits(TRANSLATORS[kind](post));
+  } catch (err) {
+    if (err instanceof Unrecognised) return { kind: 'unrecognised', expected: err.message, fieldName: err.fieldName };
+    throw err;
+  }
+}

@@ -1,0 +1,197 @@
+/**
+ * `wrangler dev` for the e2e suite (Node side): a fresh persisted state in a temp dir, migrations
+ * applied, one port of 8810-8819 on 127.0.0.1, a random ADMIN_TOKEN; stop and start again on the
+ * same state (restart tests); the whole process tree is killed on teardown, also when a test fails
+ * or the test process exits early.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+const ROOT = path.resolve(import.meta.dirname, '../../..');
+const WRANGLER = path.join(ROOT, 'node_modules/wrangler/bin/wrangler.js');
+const PORTS = [8810, 8811, 8812, 8813, 8814, 8815, 8816, 8817, 8818, 8819];
+const START_TIMEOUT_MS = 90_000;
+const STOP_TIMEOUT_MS = 10_000;
+const LOG_LINES = 400;
+
+/** Process groups still running, killed when the test process exits whatever the reason. */
+const running = new Set<number>();
+process.once('exit', () => {
+  for (const pgid of running) killGroup(pgid, 'SIGKILL');
+});
+
+function killGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // The group is gone already.
+  }
+}
+
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+async function pickPort(): Promise<number> {
+  for (const port of PORTS) if (await portFree(port)) return port;
+  throw new Error(`no free port in ${PORTS[0]}-${PORTS[PORTS.length - 1]} for wrangler dev`);
+}
+
+/** wrangler without a terminal: no prompts, no interactive session. */
+const wranglerEnv = (): NodeJS.ProcessEnv => ({ ...process.env, CI: '1', WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1' });
+
+export function wranglerSync(args: string[]): string {
+  const result = spawnSync(process.execPath, [WRANGLER, ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: wranglerEnv(),
+    timeout: 120_000,
+  });
+  if (result.status !== 0) throw new Error(`wrangler ${args.join(' ')} failed (${result.status}):\n${result.stdout}\n${result.stderr}`);
+  return result.stdout;
+}
+
+export interface DevServer {
+  readonly port: number;
+  /** `http://127.0.0.1:<port>` */
+  readonly baseUrl: string;
+  readonly adminToken: string;
+  readonly persistDir: string;
+  /** Starts wrangler dev on the persisted state and resolves once the API answers. */
+  start(): Promise<void>;
+  /** Stops the whole process tree (SIGTERM, then SIGKILL) and waits until the port is free. */
+  stop(): Promise<void>;
+  /** stop(), then start() on the same state and port. */
+  restart(): Promise<void>;
+  /** Stops and removes the persisted state (set KEEP_E2E_STATE=1 to keep it). */
+  dispose(): Promise<void>;
+  /** The last lines wrangler printed, for failure messages. */
+  logTail(lines?: number): string;
+  /** SQL against the local D1 (the server should be stopped, or at least flushed). */
+  d1(sql: string): unknown[];
+}
+
+export async function startDevServer(): Promise<DevServer> {
+  const persistDir = mkdtempSync(path.join(tmpdir(), 'switchboard-e2e-'));
+  const port = await pickPort();
+  const adminToken = `e2e_${randomBytes(18).toString('base64url')}`;
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const log: string[] = [];
+  let child: ChildProcess | undefined;
+
+  wranglerSync(['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', persistDir]);
+
+  const record = (chunk: Buffer) => {
+    for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) log.push(line);
+    if (log.length > LOG_LINES) log.splice(0, log.length - LOG_LINES);
+  };
+
+  const server: DevServer = {
+    port,
+    baseUrl,
+    adminToken,
+    persistDir,
+
+    async start() {
+      if (child) throw new Error('wrangler dev is already running');
+      if (!(await portFree(port))) throw new Error(`port ${port} is taken; wrangler dev cannot start on it`);
+      const proc = spawn(
+        process.execPath,
+        [
+          WRANGLER, 'dev',
+          '--port', String(port),
+          '--ip', '127.0.0.1',
+          '--persist-to', persistDir,
+          '--var', `ADMIN_TOKEN:${adminToken}`,
+          '--show-interactive-dev-session=false',
+          '--log-level', 'warn',
+        ],
+        // Its own process group, so stop() reaches workerd and esbuild too.
+        { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: wranglerEnv() },
+      );
+      child = proc;
+      running.add(proc.pid!);
+      proc.stdout!.on('data', record);
+      proc.stderr!.on('data', record);
+      const deadline = Date.now() + START_TIMEOUT_MS;
+      while (Date.now() < deadline) {
+        // A build error (e.g. a half-edited source file) leaves wrangler waiting for a fix: give up at once.
+        if (proc.exitCode !== null || log.some((line) => line.includes('Build failed'))) break;
+        try {
+          const res = await fetch(`${baseUrl}/api/v1/rooms`, { headers: { Authorization: `Bearer ${adminToken}` }, signal: AbortSignal.timeout(2_000) });
+          await res.arrayBuffer();
+          if (res.status === 200) return;
+        } catch {
+          // Not listening yet.
+        }
+        await sleep(150);
+      }
+      const tail = server.logTail();
+      await server.stop();
+      throw new Error(`wrangler dev did not answer on ${baseUrl}:\n${tail}`);
+    },
+
+    async stop() {
+      const proc = child;
+      if (!proc) return;
+      child = undefined;
+      const pgid = proc.pid!;
+      killGroup(pgid, 'SIGTERM');
+      const deadline = Date.now() + STOP_TIMEOUT_MS;
+      while (groupAlive(pgid) && Date.now() < deadline) await sleep(50);
+      killGroup(pgid, 'SIGKILL');
+      while (groupAlive(pgid) && Date.now() < deadline + 5_000) await sleep(50);
+      running.delete(pgid);
+      for (let i = 0; i < 100 && !(await portFree(port)); i++) await sleep(50);
+    },
+
+    async restart() {
+      await server.stop();
+      await server.start();
+    },
+
+    async dispose() {
+      await server.stop();
+      if (process.env.KEEP_E2E_STATE) process.stderr.write(`[e2e] kept state in ${persistDir}\n`);
+      else rmSync(persistDir, { recursive: true, force: true });
+    },
+
+    logTail(lines = 60) {
+      return log.slice(-lines).join('\n');
+    },
+
+    d1(sql: string) {
+      const out = wranglerSync(['d1', 'execute', 'DB', '--local', '--persist-to', persistDir, '--json', '--command', sql]);
+      const parsed = JSON.parse(out) as { results: unknown[] }[];
+      return parsed[0]?.results ?? [];
+    },
+  };
+
+  try {
+    await server.start();
+  } catch (err) {
+    rmSync(persistDir, { recursive: true, force: true });
+    throw err;
+  }
+  return server;
+}
