@@ -18,6 +18,8 @@ export default defineConfig(async () => {
               },
             }),
           ],
+          // Replay knobs reach workerd as import.meta.env (FUZZ_SEED, FUZZ_PATH, FUZZ_SCALE, DIFF_SEED).
+          envPrefix: ['VITE_', 'FUZZ_', 'DIFF_'],
           test: {
             name: 'workers',
             include: ['test/**/*.test.ts'],

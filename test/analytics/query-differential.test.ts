@@ -19,7 +19,7 @@ import { ingestOk, queryOk, SERVICE_LEVEL } from './analytics-api';
  * endpoint and by the naive test-only reference aggregator (test/support), which shares no code
  * with src/analytics/ingest or src/analytics/query. The seed is printed so a failure can be replayed.
  */
-const SEED = Number(process.env.DIFF_SEED ?? 20261121);
+const SEED = Number((import.meta as unknown as { env: Record<string, string | undefined> }).env.DIFF_SEED ?? 20261121);
 const QUERIES = 240;
 const END = Date.parse('2011-05-04T00:00:00.000Z');
 const DAYS = 3;
