@@ -3,6 +3,7 @@ import { createMiddleware } from 'hono/factory';
 import { HTTPException } from 'hono/http-exception';
 import { z } from 'zod';
 import { ApiError } from '../http/api-error';
+import { assertWellFormed } from '../http/json-body';
 import type { AppEnv } from '../http/context';
 import { sha256Hex } from '../http/secrets';
 import { issuesToError, TOO_LARGE_ISSUE } from '../http/validate';
@@ -149,12 +150,16 @@ async function readBody(request: Request, maxBytes: number): Promise<Uint8Array>
 }
 
 function parseJson(text: string): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch {
     // The same answer the JSON validator gives every other route (app.ts maps it to bad.request).
     throw new HTTPException(400, { message: 'Malformed JSON in request body' });
   }
+  // Storage keeps UTF-8: a lone surrogate would be stored as U+FFFD, not as acknowledged.
+  assertWellFormed(text);
+  return value;
 }
 
 /** A JSON object with a `message` field means the generic body, whatever the webhook's kind. */

@@ -1,6 +1,7 @@
 import { createMiddleware } from 'hono/factory';
 import { ApiError } from './api-error';
 import type { AppEnv } from './context';
+import { fieldPath } from './validate';
 
 const JSON_MEDIA_TYPE = /^application\/json\s*(;.*)?$/i;
 
@@ -10,8 +11,9 @@ function tooLarge(maxBytes: number): ApiError {
 
 /**
  * Admits only `application/json` bodies (415 otherwise) of at most `maxBytes` (413 otherwise,
- * checked against Content-Length first and then while streaming). The text is left in Hono's
- * body cache, so the zod validator that follows parses it once (malformed JSON: 400 bad.request).
+ * checked against Content-Length first and then while streaming) whose strings are well-formed
+ * Unicode (400 naming the field otherwise). The text is left in Hono's body cache, so the zod
+ * validator that follows parses it (malformed JSON: 400 bad.request).
  */
 export function jsonBody(maxBytes: number) {
   return createMiddleware<AppEnv>(async (c, next) => {
@@ -29,9 +31,60 @@ export function jsonBody(maxBytes: number) {
     const text = readLimited(c.req.raw.body, maxBytes);
     // Hono's body cache holds promises (its type says otherwise); the validator reads from it.
     (c.req.bodyCache as Record<string, unknown>).text = text;
-    await text;
+    assertWellFormed(await text);
     await next();
   });
+}
+
+/** Only a `\uD800`–`\uDFFF` escape can put a lone surrogate into a parsed string (decoded bytes never do). */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+interface JsonNode {
+  value: unknown;
+  key?: string | number;
+  parent?: JsonNode;
+}
+
+/**
+ * Refuses (400 naming the field) a string or key holding a lone surrogate: D1 and Durable Object
+ * storage keep UTF-8, which turns it into U+FFFD, so what was accepted would not be what is stored
+ * (and two different ids could become one). Malformed JSON is left to the validator (400 bad.request).
+ */
+export function assertWellFormed(text: string): void {
+  if (!SURROGATE_ESCAPE.test(text)) return;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return;
+  }
+  // Iterative, with parent links: the body may nest as deep as its size allows.
+  const stack: JsonNode[] = [{ value }];
+  for (let node = stack.pop(); node; node = stack.pop()) {
+    const v = node.value;
+    if (typeof v === 'string') {
+      if (LONE_SURROGATE.test(v)) throw illFormed(node);
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], key: i, parent: node });
+    } else if (v !== null && typeof v === 'object') {
+      const entries = Object.entries(v);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, child] = entries[i]!;
+        if (LONE_SURROGATE.test(key)) throw illFormed({ value: key, key, parent: node });
+        stack.push({ value: child, key, parent: node });
+      }
+    }
+  }
+}
+
+function illFormed(node: JsonNode): ApiError {
+  const path: (string | number)[] = [];
+  for (let n: JsonNode | undefined = node; n?.key !== undefined; n = n.parent) path.push(n.key);
+  path.reverse();
+  // A pathologically deep path is cut, so the answer stays small.
+  const field = fieldPath(path.slice(0, 32)) + (path.length > 32 ? '…' : '');
+  return ApiError.invalidValue(field, `${field}: text must be well-formed Unicode; a lone surrogate (\\uD800-\\uDFFF) cannot be stored.`);
 }
 
 async function readLimited(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<string> {

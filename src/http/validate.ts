@@ -13,6 +13,16 @@ export function fieldPath(path: readonly PropertyKey[]): string {
   return out || 'body';
 }
 
+/**
+ * A short, safe description of a client's value for an error message: strings quoted and cut at
+ * 80 characters; anything else named by its type (String() of a deeply nested array overflows).
+ */
+export function describeInput(input: unknown): string {
+  if (typeof input === 'string') return JSON.stringify(input.length > 80 ? `${input.slice(0, 80)}…` : input);
+  if (typeof input === 'number' || typeof input === 'boolean' || input === null) return String(input);
+  return Array.isArray(input) ? 'an array' : typeof input === 'object' ? 'an object' : typeof input;
+}
+
 /** zod issue `params` that mark a date error (answers 400 `invalid.date`). */
 export const DATE_ISSUE = { code: 'invalid.date' } as const;
 /** zod issue `params` that mark a size limit (answers 413 `payload.too.large`). */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DIRECTIONS, MEDIA_TYPES, OBSERVED_METRIC_NAMES, PURPOSES } from '../catalog';
 import { ANALYTICS_LIMITS as L } from '../limits';
-import { DATE_ISSUE, TOO_LARGE_ISSUE } from '../../http/validate';
+import { DATE_ISSUE, TOO_LARGE_ISSUE, describeInput } from '../../http/validate';
 import { parseDateTime } from '../query/interval';
 
 const MIN_INSTANT = Date.UTC(L.minYear, 0, 1);
@@ -26,7 +26,7 @@ const str = z.string().min(1).max(L.maxStringLength);
 
 const metricSchema = z.object({
   name: z.enum(OBSERVED_METRIC_NAMES as [string, ...string[]], {
-    error: (issue) => `Unknown metric ${JSON.stringify(issue.input)}. Allowable values are: ${OBSERVED_METRIC_NAMES.join(', ')}`,
+    error: (issue) => `Unknown metric ${describeInput(issue.input)}. Allowable values are: ${OBSERVED_METRIC_NAMES.join(', ')}`,
   }),
   value: z.number().int().min(0).max(L.maxMetricValue),
   emitDate: instant,

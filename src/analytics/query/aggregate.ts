@@ -197,8 +197,9 @@ export class Aggregation {
   /** The group an observation of `metric` falls in: mediaType, then each groupBy dimension it has. */
   private groupFor(metric: number, dims: DimValues): GroupState {
     const applies = APPLIES[metric]!;
-    let key = dims[MEDIA_TYPE] ?? '';
-    for (const i of this.groupIndexes) key += '\u0000' + (applies[i] && dims[i] !== undefined ? dims[i] : '\u0001');
+    const values = [dims[MEDIA_TYPE], ...this.groupIndexes.map((i) => (applies[i] ? dims[i] : undefined))];
+    // JSON keeps every value apart (no separator or placeholder a value could contain); absent is null.
+    const key = JSON.stringify(values);
     let state = this.groups.get(key);
     if (!state) {
       if (this.groups.size >= this.spec.maxGroups) {
@@ -213,7 +214,6 @@ export class Aggregation {
         const i = DIMENSION_INDEX[d];
         if (applies[i] && dims[i] !== undefined) group[d] = dims[i];
       }
-      const values = [dims[MEDIA_TYPE], ...this.groupIndexes.map((i) => (applies[i] ? dims[i] : undefined))];
       state = { values, group, buckets: new Map(), serviceLevel: new Map(), views: new Map() };
       this.groups.set(key, state);
     }

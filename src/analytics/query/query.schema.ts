@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { DIMENSIONS, METRIC_NAMES, METRICS, OBSERVED_METRIC_NAMES } from '../catalog';
 import { ANALYTICS_LIMITS as L } from '../limits';
+import { describeInput } from '../../http/validate';
 
 function allowed(what: string, values: readonly string[]) {
   return (issue: { input?: unknown }) =>
-    `Value [${String(issue.input)}] is not valid for field type [${what}]. Allowable values are: ${values.join(', ')}`;
+    `Value [${describeInput(issue.input)}] is not valid for field type [${what}]. Allowable values are: ${values.join(', ')}`;
 }
 
 const dimension = z.enum(DIMENSIONS, { error: allowed('dimension', DIMENSIONS) });
