@@ -518,7 +518,8 @@ function judgeFilter(filter: Filter, observation: Observation, def: MetricDef): 
   for (const predicate of filter.predicates ?? []) members.push(judgePredicate(predicate, observation, def));
   for (const clause of filter.clauses ?? []) members.push(judgeFilter(clause, observation, def));
   const opinions = members.filter((x): x is boolean => x !== undefined);
-  if (members.length > 0 && opinions.length === 0) return undefined;
+  // No member with an opinion (none at all included: an empty and/or) means no opinion (README).
+  if (opinions.length === 0) return undefined;
   return filter.type === 'and' ? opinions.every((x) => x) : opinions.some((x) => x);
 }
 
