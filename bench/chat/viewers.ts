@@ -1,0 +1,117 @@
+/**
+ * Child process holding the benchmark's WebSocket viewers, so their frame handling does not share
+ * an event loop with the posters (whose timestamps it would delay). Driven over IPC by
+ * bench/scenarios/chat.ts. Receipt times are CLOCK_MONOTONIC milliseconds (process.hrtime), the
+ * same clock the posters use in the parent process.
+ */
+import { WebSocket } from 'undici';
+import { nowMs, type ViewerCommand, type ViewerReport, type ViewerSpec } from './protocol';
+
+interface Viewer {
+  spec: ViewerSpec;
+  ws: WebSocket;
+  ready: boolean;
+  seqs: number[];
+  times: number[];
+  /** Frames that were not a message or ready frame. */
+  strange: number;
+  closed?: string;
+}
+
+const viewers: Viewer[] = [];
+
+function send(message: unknown): void {
+  process.send!(message);
+}
+
+function open(spec: ViewerSpec): Promise<Viewer> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(spec.url, { headers: { Authorization: `Bearer ${spec.token}` } });
+    const viewer: Viewer = { spec, ws, ready: false, seqs: [], times: [], strange: 0 };
+    const timer = setTimeout(() => reject(new Error(`viewer ${spec.id} not ready after 30 s`)), 30_000);
+    ws.addEventListener('message', (event) => {
+      const t = nowMs();
+      const frame = JSON.parse(String(event.data)) as { type: string; message?: { seq: number }; lastSeq?: number };
+      if (frame.type === 'message' && frame.message) {
+        viewer.seqs.push(frame.message.seq);
+        viewer.times.push(t);
+      } else if (frame.type === 'ready') {
+        viewer.ready = true;
+        clearTimeout(timer);
+        resolve(viewer);
+      } else {
+        viewer.strange++;
+      }
+    });
+    ws.addEventListener('close', (event) => {
+      viewer.closed = `${event.code} ${event.reason}`;
+      if (!viewer.ready) {
+        clearTimeout(timer);
+        reject(new Error(`viewer ${spec.id} closed before ready: ${viewer.closed}`));
+      }
+    });
+    ws.addEventListener('error', () => {
+      if (!viewer.ready) {
+        clearTimeout(timer);
+        reject(new Error(`viewer ${spec.id} failed to connect to ${spec.url}`));
+      }
+    });
+  });
+}
+
+async function waitFor(expect: Record<string, number>, timeoutMs: number): Promise<boolean> {
+  const deadline = nowMs() + timeoutMs;
+  for (;;) {
+    const done = viewers.every((v) => {
+      const want = expect[v.spec.room];
+      return want === undefined || v.seqs.length >= want || v.closed !== undefined;
+    });
+    if (done) return true;
+    if (nowMs() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+process.on('message', (raw) => {
+  const cmd = raw as ViewerCommand;
+  void (async () => {
+    try {
+      switch (cmd.type) {
+        case 'open': {
+          // A few at a time: each open is an authenticated upgrade through the Worker.
+          for (let i = 0; i < cmd.viewers.length; i += 10) {
+            viewers.push(...(await Promise.all(cmd.viewers.slice(i, i + 10).map(open))));
+          }
+          send({ type: 'opened', count: viewers.length });
+          break;
+        }
+        case 'reset': {
+          for (const v of viewers) {
+            v.seqs = [];
+            v.times = [];
+            v.strange = 0;
+          }
+          send({ type: 'reset' });
+          break;
+        }
+        case 'collect': {
+          const complete = await waitFor(cmd.expect, cmd.timeoutMs);
+          const reports: ViewerReport[] = viewers
+            .filter((v) => cmd.expect[v.spec.room] !== undefined)
+            .map((v) => ({ id: v.spec.id, room: v.spec.room, seqs: v.seqs, times: v.times, strange: v.strange, closed: v.closed }));
+          send({ type: 'collected', complete, reports });
+          break;
+        }
+        case 'close': {
+          for (const v of viewers) v.ws.close(1000, 'bench done');
+          send({ type: 'closed' });
+          setTimeout(() => process.exit(0), 200);
+          break;
+        }
+      }
+    } catch (err) {
+      send({ type: 'error', message: err instanceof Error ? err.message : String(err) });
+    }
+  })();
+});
+send({ type: 'started' });

@@ -1,0 +1,149 @@
+/**
+ * `npx tsx bench/profile/cpu-profile.ts --workload ingest|query|webhook [--seconds N] [--viewers N]`
+ *
+ * Runs one workload against the benchmark's Worker snapshot (bench/data/build, made by `npm run
+ * bench`) under `wrangler dev` on ports 8824/8825 and samples the CPU of the Worker's isolate and of
+ * the local D1 isolate through workerd's inspector. Prints self time by src module and by function;
+ * writes bench/data/profile-<workload>.json.
+ * - ingest: 20,000 conversations (the quick simulation) into a fresh database, batches of 1,000, 4 in flight;
+ * - query: queries a–d, 20 runs each, on the quick run's database (--full: the full run's);
+ * - webhook: one room, 100 viewers (in this process), 16 posters for --seconds (default 10).
+ */
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { WebSocket } from 'undici';
+import { api, isUp } from '../lib/http';
+import { ingestRecords } from '../lib/ingest-client';
+import { CpuMeter } from '../lib/proc';
+import { agents, DATA_DIR, FULL_SIM, QUICK_SIM, records, specKey } from '../lib/sim';
+import { migrate, snapshotWorker, startDev } from '../lib/wrangler';
+import { benchQueries } from '../peers/queries';
+import { bundleModules, inspectorTargets, Profiler, summarizeProfile } from './inspector';
+
+const PORT = 8824;
+const INSPECTOR = 8825;
+const TOKEN = 'sbt_bench_profile';
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { workload: { type: 'string' }, seconds: { type: 'string' }, viewers: { type: 'string' }, full: { type: 'boolean' } } });
+  const workload = values.workload ?? 'ingest';
+  const seconds = Number(values.seconds ?? 10);
+  const viewerCount = Number(values.viewers ?? 100);
+  const snapshot = snapshotWorker(path.join(DATA_DIR, 'build'), true);
+  const bundle = path.join(DATA_DIR, 'build', 'bundle', 'index.js');
+  const moduleOfLine = bundleModules(bundle);
+
+  let persistTo: string;
+  const querySpec = values.full ? FULL_SIM : QUICK_SIM;
+  if (workload === 'query') {
+    persistTo = path.join(DATA_DIR, `d1-${specKey(querySpec)}`);
+  } else {
+    persistTo = path.join(DATA_DIR, `profile-${workload}`);
+    rmSync(persistTo, { recursive: true, force: true });
+    mkdirSync(persistTo, { recursive: true });
+    migrate(persistTo);
+  }
+  const dev = await startDev({
+    config: snapshot.config,
+    port: PORT,
+    inspectorPort: INSPECTOR,
+    persistTo,
+    vars: { ADMIN_TOKEN: TOKEN },
+    ready: (base) => isUp(base, TOKEN),
+  });
+  const sockets: WebSocket[] = [];
+  try {
+    const targets = await inspectorTargets(dev.workerPid, INSPECTOR);
+    const names = ['worker', ...[...targets.keys()].filter((k) => k.startsWith('d1:db'))];
+    const profiler = await Profiler.attach(targets, names);
+    let setup: () => Promise<void> = async () => {};
+    let run: () => Promise<string>;
+    if (workload === 'ingest') {
+      run = async () => {
+        const r = await ingestRecords(`${dev.url}/api/v2/analytics/conversations/details/ingest`, TOKEN, records(QUICK_SIM), {
+          total: QUICK_SIM.conversations,
+          batchSize: 1000,
+          inFlight: 4,
+          label: 'profile ingest',
+        });
+        return `${r.conversations} conversations in ${r.seconds.toFixed(1)} s (${(r.conversations / r.seconds).toFixed(0)}/s)`;
+      };
+    } else if (workload === 'query') {
+      const queries = benchQueries(querySpec.end, agents(querySpec)[0]!.id);
+      run = async () => {
+        const lines = [];
+        for (const q of queries) {
+          const t0 = performance.now();
+          for (let i = 0; i < 20; i++) await api(dev.url, TOKEN, 'POST', '/api/v2/analytics/conversations/aggregates/query', q.body);
+          lines.push(`${q.id}: ${((performance.now() - t0) / 20).toFixed(1)} ms/query`);
+        }
+        return lines.join(', ');
+      };
+    } else if (workload === 'webhook') {
+      let hookUrl = '';
+      setup = async () => {
+        const room = await api<{ id: string }>(dev.url, TOKEN, 'POST', '/api/v1/rooms', { name: 'profile' });
+        const hook = await api<{ id: string }>(dev.url, TOKEN, 'POST', '/api/v1/webhooks', { name: 'profile', kind: 'generic', roomId: room.id });
+        await api(dev.url, TOKEN, 'PATCH', `/api/v1/webhooks/${hook.id}`, { rateLimit: { burst: 100_000, perSecond: 100_000 } });
+        hookUrl = `${dev.url}/webhooks/api/v1/webhook/${hook.id}`;
+        for (let i = 0; i < viewerCount; i++) {
+          const ws = new WebSocket(`${dev.url.replace('http', 'ws')}/api/v1/rooms/${room.id}/ws`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+          await new Promise<void>((resolve, reject) => {
+            ws.addEventListener('message', () => resolve(), { once: true });
+            ws.addEventListener('error', () => reject(new Error('viewer failed')));
+          });
+          sockets.push(ws);
+        }
+      };
+      run = async () => {
+        let ok = 0;
+        let n = 0;
+        const until = performance.now() + seconds * 1000;
+        await Promise.all(
+          Array.from({ length: 16 }, async () => {
+            while (performance.now() < until) {
+              const res = await fetch(hookUrl, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ message: `**Build #${n++} passed**`, metadata: 'p' }) });
+              await res.arrayBuffer();
+              if (res.status === 200) ok++;
+            }
+          }),
+        );
+        return `${ok} posts accepted in ${seconds} s (${(ok / seconds).toFixed(0)}/s) with ${viewerCount} viewers`;
+      };
+    } else {
+      throw new Error(`unknown workload ${workload}`);
+    }
+    await setup();
+    const meter = new CpuMeter(() => ({ 'workerd (Worker)': dev.workerPid, 'workerd (proxy)': dev.proxyPid, 'wrangler (node)': dev.wranglerPid }));
+    await profiler.start();
+    const outcome = await run();
+    const profiles = await profiler.stop();
+    const cpu = meter.stop();
+    const requests = profiler.requests();
+    profiler.close();
+    const out: Record<string, unknown> = { workload, outcome, cpu, requests };
+    console.log(`\n${workload}: ${outcome}`);
+    console.log(`subrequests seen by the inspector: ${JSON.stringify(requests)}`);
+    console.log(`CPU (cores over ${cpu.wallSeconds.toFixed(1)} s): ${Object.entries(cpu.perProcess).map(([k, v]) => `${k} ${(v / cpu.wallSeconds).toFixed(2)}`).join(', ')}, machine ${(cpu.machineBusy / cpu.wallSeconds).toFixed(2)}`);
+    for (const [name, profile] of profiles) {
+      const s = summarizeProfile(profile, (url, line) => (url.endsWith('index.js') && name === 'worker' ? moduleOfLine(line) : url.replace(/^.*\//, '')));
+      out[name] = s;
+      const busy = s.totalMs - s.idleMs;
+      console.log(`\n--- ${name}: ${busy.toFixed(0)} ms busy of ${s.totalMs.toFixed(0)} ms sampled (${((100 * busy) / s.totalMs).toFixed(0)} %)`);
+      console.log('  by module:');
+      for (const m of s.modules.slice(0, 15)) console.log(`    ${((100 * m.ms) / busy).toFixed(1).padStart(5)} %  ${m.ms.toFixed(0).padStart(7)} ms  ${m.name}`);
+      console.log('  by function:');
+      for (const f of s.functions.slice(0, 25)) console.log(`    ${((100 * f.ms) / busy).toFixed(1).padStart(5)} %  ${f.ms.toFixed(0).padStart(7)} ms  ${f.name}`);
+    }
+    writeFileSync(path.join(DATA_DIR, `profile-${workload}.json`), JSON.stringify(out, null, 1));
+  } finally {
+    for (const ws of sockets) ws.close();
+    await dev.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});

@@ -1,0 +1,197 @@
+/**
+ * `npx tsx bench/profile/ingest-steps.ts [--persist DIR] [--quick] [--batches N]`
+ *
+ * Times the pieces of one 1,000-conversation ingest request outside workerd: the JS steps with
+ * src's own pure functions (record schema, toObservations, the observation codec) in Node's V8,
+ * and every SQL statement of the ingest batch with better-sqlite3 on a copy of the benchmark's D1
+ * file. The statements are copied from src/analytics/ingest/observations.store.ts (as of this
+ * benchmark; src is not edited) and run in one transaction, as D1's batch does. New conversations
+ * come from the same simulator with another seed, so they hit existing rollup cells as live
+ * traffic would. Run while no `wrangler dev` uses the database.
+ */
+import Database from 'better-sqlite3';
+import { copyFileSync, existsSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { ingestBodySchema, type ConversationRecord } from '../../src/analytics/ingest/record.schema';
+import { encodeObservations } from '../../src/analytics/ingest/observation-codec';
+import { observationKey, toObservations, type Observation } from '../../src/analytics/ingest/to-observations';
+import { RESOLUTIONS_MINUTES, ROLLUP_DIMENSIONS, ROLLUPS, slotOf, type Rollup } from '../../src/analytics/rollups';
+import { simulateConversations } from '../../scripts/simulator/index';
+import { DATA_DIR, FULL_SIM, QUICK_SIM, specKey } from '../lib/sim';
+import { d1File } from '../lib/sqlite-file';
+
+const MAX_PARAM_CHARS = 900_000;
+
+function chunkJson(items: unknown[]): string[] {
+  const out: string[] = [];
+  let parts: string[] = [];
+  let size = 2;
+  for (const item of items) {
+    const text = JSON.stringify(item);
+    if (parts.length > 0 && size + text.length + 1 > MAX_PARAM_CHARS) {
+      out.push(`[${parts.join(',')}]`);
+      parts = [];
+      size = 2;
+    }
+    parts.push(text);
+    size += text.length + 1;
+  }
+  if (parts.length > 0) out.push(`[${parts.join(',')}]`);
+  return out;
+}
+
+function rollupCells(rollup: Rollup, observations: Observation[]): unknown[][] {
+  const cells = new Map<string, (string | number | null)[]>();
+  for (const obs of observations) {
+    const dims = rollup.dims.map(({ index }) => obs.dims[index] ?? null);
+    for (const res of RESOLUTIONS_MINUTES) {
+      const key = JSON.stringify([res, slotOf(obs.emit, res), obs.metric, dims]);
+      const cell = cells.get(key);
+      if (!cell) {
+        cells.set(key, [res, slotOf(obs.emit, res), obs.metric, ...dims, 1, obs.value, obs.value, obs.value]);
+        continue;
+      }
+      const n = cell.length;
+      (cell[n - 4] as number) += 1;
+      (cell[n - 3] as number) += obs.value;
+      cell[n - 2] = Math.min(cell[n - 2] as number, obs.value);
+      cell[n - 1] = Math.max(cell[n - 1] as number, obs.value);
+    }
+  }
+  return [...cells.values()];
+}
+
+function rollupUpsertSql(rollup: Rollup): string {
+  const k = rollup.dims.length;
+  const dimColumns = rollup.dims.map((d) => d.column);
+  const dimIds = rollup.dims.map((d, i) => `coalesce((SELECT id FROM dim_values WHERE dim = '${d.dim}' AND value = j.value->>${3 + i}), 0)`);
+  const key = ['res', 'slot', 'metric', ...dimColumns].join(', ');
+  return `INSERT INTO ${rollup.table} (res, slot, metric, ${dimColumns.join(', ')}, cnt, sum, mn, mx)
+     SELECT j.value->>0, j.value->>1, j.value->>2, ${dimIds.join(', ')},
+       j.value->>${3 + k}, j.value->>${4 + k}, j.value->>${5 + k}, j.value->>${6 + k}
+     FROM json_each(?) j WHERE true
+     ON CONFLICT (${key}) DO UPDATE SET cnt = cnt + excluded.cnt, sum = sum + excluded.sum,
+       mn = min(mn, excluded.mn), mx = max(mx, excluded.mx)`;
+}
+
+type Timings = Map<string, number[]>;
+function time<T>(t: Timings, name: string, fn: () => T): T {
+  const t0 = performance.now();
+  const out = fn();
+  const list = t.get(name) ?? [];
+  list.push(performance.now() - t0);
+  t.set(name, list);
+  return out;
+}
+
+function main(): void {
+  const { values } = parseArgs({ options: { persist: { type: 'string' }, quick: { type: 'boolean' }, batches: { type: 'string' } } });
+  const spec = values.quick ? QUICK_SIM : FULL_SIM;
+  const batches = Number(values.batches ?? 10);
+  const persist = values.persist ?? path.join(DATA_DIR, `d1-${specKey(spec)}`);
+  const source = d1File(persist);
+  const copy = path.join('/tmp', `sb-bench-ingest-steps-${process.pid}.sqlite`);
+  console.log(`copying ${source} to ${copy}`);
+  copyFileSync(source, copy);
+  if (existsSync(source + '-wal')) copyFileSync(source + '-wal', copy + '-wal');
+  const db = new Database(copy);
+  const t: Timings = new Map();
+  const sizes: Record<string, number[]> = {};
+  const note = (k: string, v: number) => (sizes[k] ??= []).push(v);
+
+  const fresh = simulateConversations({ days: spec.days, conversations: spec.conversations, seed: spec.seed + 1000, end: new Date(spec.end) });
+  const select = db.prepare('SELECT id, first_emit, version, data FROM conversations WHERE id IN (SELECT value FROM json_each(?))');
+  const guard = db.prepare(`INSERT INTO ingest_guard (conflicts)
+           SELECT count(*) FROM json_each(?) j LEFT JOIN conversations c ON c.id = j.value->>0
+           WHERE coalesce(c.version, 0) <> j.value->>1`);
+  const upsertConv = db.prepare(`INSERT INTO conversations (id, first_emit, last_emit, version, data)
+           SELECT value->>0, value->>1, value->>2, value->>3, value->>4 FROM json_each(?) WHERE true
+           ON CONFLICT (id) DO UPDATE SET first_emit = excluded.first_emit, last_emit = excluded.last_emit,
+             version = excluded.version, data = excluded.data`);
+  const meta = db.prepare(`INSERT INTO meta (key, value) VALUES ('max_span_ms', ?) ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)`);
+  const dimValues = db.prepare('INSERT OR IGNORE INTO dim_values (dim, value) SELECT value->>0, value->>1 FROM json_each(?)');
+  const rollupStmts = ROLLUPS.map((r) => ({ rollup: r, stmt: db.prepare(rollupUpsertSql(r)) }));
+  const clearGuard = db.prepare('DELETE FROM ingest_guard');
+
+  for (let b = 0; b < batches; b++) {
+    // next() by hand: `break` out of a for-of would close the generator.
+    const batch: unknown[] = [];
+    for (let r = fresh.next(); !r.done && batch.length < 1000; r = batch.length < 999 ? fresh.next() : { done: true, value: undefined }) batch.push(r.value);
+    const body = JSON.stringify({ conversations: batch });
+    note('request body bytes', body.length);
+    const parsed = time(t, 'js: JSON.parse body', () => JSON.parse(body) as unknown);
+    const valid = time(t, 'js: zod record schema', () => ingestBodySchema.parse(parsed));
+    const records = valid.conversations as ConversationRecord[];
+    const byConversation = time(t, 'js: toObservations', () => {
+      const m = new Map<string, Observation[]>();
+      for (const record of records) m.set(record.conversationId, toObservations(record));
+      return m;
+    });
+    const idChunks = chunkJson([...byConversation.keys()]);
+    const existing = time(t, 'sql: SELECT existing conversations', () => idChunks.flatMap((c) => select.all(c)));
+    if (existing.length > 0) throw new Error('expected new conversations');
+    const plan = time(t, 'js: plan (dedupe keys, encode rows)', () => {
+      const writes: unknown[][] = [];
+      const fresh: Observation[] = [];
+      for (const [id, obs] of byConversation) {
+        const seen = new Set<string>();
+        const added = obs.filter((o) => (seen.has(observationKey(o)) ? false : (seen.add(observationKey(o)), true)));
+        let first = Infinity;
+        let last = -Infinity;
+        for (const o of added) {
+          first = Math.min(first, o.emit);
+          last = Math.max(last, o.emit);
+        }
+        writes.push([id, first, last, 1, encodeObservations(added, first)]);
+        fresh.push(...added);
+      }
+      return { writes, fresh };
+    });
+    note('observations', plan.fresh.length);
+    const params = time(t, 'js: rollup cells + JSON parameters', () => {
+      const dimPairs = new Set<string>();
+      for (const obs of plan.fresh) for (const { dim, index } of ROLLUP_DIMENSIONS) if (obs.dims[index] !== undefined) dimPairs.add(JSON.stringify([dim, obs.dims[index]]));
+      const cells = ROLLUPS.map((r) => rollupCells(r, plan.fresh));
+      return {
+        guard: chunkJson(plan.writes.map((w) => [w[0], 0])),
+        conv: chunkJson(plan.writes),
+        dims: chunkJson([...dimPairs].map((p) => JSON.parse(p) as unknown)),
+        rollups: cells.map((c) => chunkJson(c)),
+        cells: cells.map((c) => c.length),
+      };
+    });
+    note('conversations JSON parameter bytes', params.conv.reduce((a, c) => a + c.length, 0));
+    ROLLUPS.forEach((r, i) => {
+      note(`${r.table} cells upserted`, params.cells[i]!);
+      note(`${r.table} JSON parameter bytes`, params.rollups[i]!.reduce((a, c) => a + c.length, 0));
+    });
+    const tx = db.transaction(() => {
+      time(t, 'sql: ingest_guard check', () => params.guard.forEach((c) => guard.run(c)));
+      time(t, 'sql: INSERT conversations (data JSON)', () => params.conv.forEach((c) => upsertConv.run(c)));
+      time(t, 'sql: meta max_span', () => meta.run(0));
+      time(t, 'sql: INSERT OR IGNORE dim_values', () => params.dims.forEach((c) => dimValues.run(c)));
+      rollupStmts.forEach(({ rollup, stmt }, i) => time(t, `sql: upsert ${rollup.table} (3 resolutions)`, () => params.rollups[i]!.forEach((c) => stmt.run(c))));
+      time(t, 'sql: DELETE ingest_guard', () => clearGuard.run());
+    });
+    time(t, 'sql: whole transaction incl. commit', () => tx());
+  }
+  db.close();
+  for (const suffix of ['', '-wal', '-shm']) rmSync(copy + suffix, { force: true });
+
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  let js = 0;
+  console.log(`\nPer 1,000-conversation batch (mean of ${batches}), Node ${process.version} V8 + better-sqlite3 on a copy of the ${spec.conversations.toLocaleString('en-US')}-conversation database:`);
+  for (const [name, xs] of t) {
+    const m = mean(xs);
+    if (name.startsWith('js:')) js += m;
+    console.log(`  ${m.toFixed(1).padStart(8)} ms  ${name}`);
+  }
+  const sql = mean(t.get('sql: whole transaction incl. commit')!) + mean(t.get('sql: SELECT existing conversations')!);
+  console.log(`  ${js.toFixed(1).padStart(8)} ms  = JS steps`);
+  console.log(`  ${sql.toFixed(1).padStart(8)} ms  = SQL (select + transaction)`);
+  console.log(`  → at most ${Math.round(1000 / ((js + sql) / 1000)).toLocaleString('en-US')} conversations/s on one core, without HTTP, D1's RPC or workerd`);
+  for (const [k, xs] of Object.entries(sizes)) console.log(`  ${mean(xs).toFixed(0).padStart(10)}  ${k}`);
+}
+
+main();

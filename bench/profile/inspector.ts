@@ -1,0 +1,220 @@
+/**
+ * CPU profiles of workerd isolates through workerd's DevTools inspector (the Worker's workerd has
+ * its own inspector port; /json/list names each isolate: `core:user:<worker>`, `d1:db`, …).
+ * Self time is summed per function and per source module of the bundle (esbuild marks each
+ * module with a `// src/…` comment, so a bundle line maps back to its src file).
+ */
+import { readFileSync } from 'node:fs';
+import { WebSocket } from 'undici';
+import { listeningPorts } from '../lib/proc';
+
+interface CdpProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
+  children?: number[];
+}
+
+interface CdpProfile {
+  nodes: CdpProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+class Cdp {
+  private nextId = 1;
+  /** Subrequests the isolate made (Network.requestWillBeSent), by method and URL without the query. */
+  readonly requests = new Map<string, number>();
+  counting = false;
+  private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private constructor(private readonly ws: WebSocket) {
+    ws.addEventListener('message', (event) => {
+      const msg = JSON.parse(String(event.data)) as {
+        id?: number;
+        method?: string;
+        params?: { request?: { url: string; method: string } };
+        result?: unknown;
+        error?: { message: string };
+      };
+      if (msg.method === 'Network.requestWillBeSent' && this.counting && msg.params?.request) {
+        const key = `${msg.params.request.method} ${msg.params.request.url.replace(/\?.*$/, '')}`;
+        this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
+      }
+      if (msg.id === undefined) return;
+      const p = this.pending.get(msg.id);
+      if (!p) return;
+      this.pending.delete(msg.id);
+      if (msg.error) p.reject(new Error(msg.error.message));
+      else p.resolve(msg.result);
+    });
+  }
+
+  static open(url: string): Promise<Cdp> {
+    return new Promise((resolve, reject) => {
+      // wrangler's inspector proxy admits DevTools' own origin only.
+      const ws = new WebSocket(url, { headers: { Origin: 'https://devtools.devprod.cloudflare.dev' } });
+      ws.addEventListener('open', () => resolve(new Cdp(ws)));
+      ws.addEventListener('error', () => reject(new Error(`cannot open ${url}`)));
+    });
+  }
+
+  send<T>(method: string, params: Record<string, unknown> = {}): Promise<T> {
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new Error(`inspector: no answer to ${method} within 60 s`));
+      }, 60_000);
+      this.pending.set(id, {
+        resolve: (v) => {
+          clearTimeout(timer);
+          resolve(v as T);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      });
+      this.ws.send(JSON.stringify({ id, method, params }));
+    });
+  }
+
+  close(): void {
+    this.ws.close();
+  }
+}
+
+/**
+ * The inspector targets: the Worker's own isolate through wrangler's inspector port (wrangler
+ * already holds the runtime's one session for it and relays DevTools), every other isolate (`d1:db:…`
+ * and the like) straight from workerd's inspector. Id → WebSocket URL; the Worker is `worker`.
+ */
+export async function inspectorTargets(workerdPid: number, wranglerInspectorPort: number): Promise<Map<string, string>> {
+  const targets = await workerdTargets(workerdPid);
+  const res = await fetch(`http://127.0.0.1:${wranglerInspectorPort}/json/list`, { signal: AbortSignal.timeout(5000) });
+  const list = (await res.json()) as { id: string; webSocketDebuggerUrl: string }[];
+  if (list[0]) targets.set('worker', list[0].webSocketDebuggerUrl);
+  return targets;
+}
+
+/** The inspector targets of a workerd process: id (e.g. `core:user:switchboard`) → WebSocket URL. */
+async function workerdTargets(workerdPid: number): Promise<Map<string, string>> {
+  for (const port of listeningPorts(workerdPid)) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/json/list`, { signal: AbortSignal.timeout(2000) });
+      if (!res.ok) continue;
+      const list = (await res.json()) as { id: string; webSocketDebuggerUrl: string }[];
+      return new Map(list.map((t) => [t.id, t.webSocketDebuggerUrl]));
+    } catch {
+      // not the inspector
+    }
+  }
+  throw new Error(`no inspector found on workerd ${workerdPid}`);
+}
+
+export class Profiler {
+  private constructor(
+    private readonly sessions: { name: string; cdp: Cdp }[],
+  ) {}
+
+  static async attach(targets: Map<string, string>, names: string[]): Promise<Profiler> {
+    const sessions = [];
+    for (const name of names) {
+      const url = targets.get(name);
+      if (!url) throw new Error(`no inspector target ${name} (have ${[...targets.keys()].join(', ')})`);
+      const cdp = await Cdp.open(url);
+      await cdp.send('Profiler.enable');
+      await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+      sessions.push({ name, cdp });
+    }
+    return new Profiler(sessions);
+  }
+
+  async start(): Promise<void> {
+    for (const s of this.sessions) {
+      if (s.name === 'worker') await s.cdp.send('Network.enable').catch(() => undefined);
+      s.cdp.counting = true;
+      await s.cdp.send('Profiler.start');
+    }
+  }
+
+  /** Subrequests each session saw while profiling (the Worker's D1 calls show as fetches to http://d1/…). */
+  requests(): Record<string, Record<string, number>> {
+    return Object.fromEntries(this.sessions.map((s) => [s.name, Object.fromEntries(s.cdp.requests)]));
+  }
+
+  async stop(): Promise<Map<string, CdpProfile>> {
+    const out = new Map<string, CdpProfile>();
+    for (const s of this.sessions) {
+      s.cdp.counting = false;
+      const { profile } = await s.cdp.send<{ profile: CdpProfile }>('Profiler.stop');
+      out.set(s.name, profile);
+    }
+    return out;
+  }
+
+  close(): void {
+    for (const s of this.sessions) s.cdp.close();
+  }
+}
+
+export interface ProfileSummary {
+  totalMs: number;
+  idleMs: number;
+  /** Self time by function (name @ module:line). */
+  functions: { name: string; ms: number }[];
+  /** Self time by source module (bundle sections), plus the runtime's own buckets. */
+  modules: { name: string; ms: number }[];
+}
+
+/** Maps a 0-based bundle line to the src module esbuild placed there. */
+export function bundleModules(bundlePath: string): (line: number) => string {
+  const lines = readFileSync(bundlePath, 'utf8').split('\n');
+  const starts: { line: number; module: string }[] = [];
+  lines.forEach((text, i) => {
+    const m = /^\/\/ ((?:src|node_modules|scripts)\/\S+)$/.exec(text);
+    if (m) starts.push({ line: i, module: m[1]!.replace(/^node_modules\/(\.pnpm\/)?/, 'npm:').replace(/^(npm:(@[^/]+\/)?[^/]+)\/.*$/, '$1') });
+  });
+  return (line) => {
+    let lo = 0;
+    let hi = starts.length - 1;
+    let found = '(bundle prelude)';
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (starts[mid]!.line <= line) {
+        found = starts[mid]!.module;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    return found;
+  };
+}
+
+export function summarizeProfile(profile: CdpProfile, moduleOf: ((url: string, line: number) => string) | undefined): ProfileSummary {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map<number, number>();
+  for (let i = 0; i < profile.samples.length; i++) {
+    const id = profile.samples[i]!;
+    self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
+  }
+  const fn = new Map<string, number>();
+  const mod = new Map<string, number>();
+  let total = 0;
+  let idle = 0;
+  for (const [id, ms] of self) {
+    const node = byId.get(id)!;
+    const f = node.callFrame;
+    total += ms;
+    if (f.functionName === '(idle)') {
+      idle += ms;
+      continue;
+    }
+    const module = f.url ? (moduleOf ? moduleOf(f.url, f.lineNumber) : f.url) : f.functionName.startsWith('(') ? f.functionName : `(native) ${f.functionName}`;
+    const name = `${f.functionName || '(anonymous)'} @ ${module}${f.url ? `:${f.lineNumber + 1}` : ''}`;
+    fn.set(name, (fn.get(name) ?? 0) + ms);
+    mod.set(module, (mod.get(module) ?? 0) + ms);
+  }
+  const sorted = (m: Map<string, number>) => [...m].map(([name, ms]) => ({ name, ms })).sort((a, b) => b.ms - a.ms);
+  return { totalMs: total, idleMs: idle, functions: sorted(fn), modules: sorted(mod) };
+}

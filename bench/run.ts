@@ -1,0 +1,183 @@
+/**
+ * `npm run bench [-- options]`: issue 4's benchmarks against the real Worker under `wrangler dev`
+ * (local D1 and Durable Objects), side by side with peers; prints one table and writes
+ * bench/results.json. See README.bench / `npm run bench -- --help`.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { ingestScenario, queryScenario, type AnalyticsContext } from './scenarios/analytics';
+import { chatScenario, type ChatOptions } from './scenarios/chat';
+import { progress, Results } from './lib/results';
+import { DATA_DIR, FULL_SIM, QUICK_SIM, type SimSpec } from './lib/sim';
+import { ROOT, snapshotWorker } from './lib/wrangler';
+
+const USAGE = `Usage: npm run bench -- [options]
+
+  --quick                 small run, about two minutes: 20,000 conversations over 3 days, short chat phases
+  --only LIST             scenarios to run, comma-separated: query, ingest, chat (default: all).
+                          "query" needs ingested data: it ingests first unless --reuse finds it
+  --reuse                 reuse an earlier ingest of the same simulation (bench/data/d1-*) instead of ingesting again
+  --conversations N       simulated conversations (default 1,000,000; quick 20,000)
+  --days N                days they span (default 30; quick 3)
+  --in-flight N           ingest requests in flight (default 4)
+  --runs N                timed runs per query after warm-up (default 20)
+  --raw-peer N            conversations the plain-insert peer stores (default 200,000; quick 5,000)
+  --chat-seconds N        seconds of the 16-poster throughput phase (default 20; quick 2)
+  --out FILE              results file (default bench/results.json)
+  --keep-snapshot         measure the Worker bundle of the previous run (bench/data/build) instead of bundling src/ now
+  -h, --help              this text
+`;
+
+async function main(): Promise<number> {
+  let values;
+  try {
+    values = parseArgs({
+      args: process.argv.slice(2),
+      strict: true,
+      allowPositionals: false,
+      options: {
+        quick: { type: 'boolean' },
+        only: { type: 'string' },
+        reuse: { type: 'boolean' },
+        conversations: { type: 'string' },
+        days: { type: 'string' },
+        'in-flight': { type: 'string' },
+        runs: { type: 'string' },
+        'raw-peer': { type: 'string' },
+        'chat-seconds': { type: 'string' },
+        out: { type: 'string' },
+        'keep-snapshot': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }).values;
+  } catch (err) {
+    process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const num = (name: string, raw: string | undefined, fallback: number, min: number): number => {
+    if (raw === undefined) return fallback;
+    const n = Number(raw.replaceAll('_', ''));
+    if (!Number.isFinite(n) || n < min) throw new Error(`--${name} must be a number >= ${min} (got "${raw}")`);
+    return n;
+  };
+  const quick = values.quick === true;
+  const only = new Set((values.only ?? 'ingest,query,chat').split(',').map((s) => s.trim()));
+  for (const s of only) if (!['ingest', 'query', 'chat'].includes(s)) throw new Error(`unknown scenario "${s}" (query, ingest, chat)`);
+  const base = quick ? QUICK_SIM : FULL_SIM;
+  const spec: SimSpec = {
+    ...base,
+    conversations: Math.round(num('conversations', values.conversations, base.conversations, 1)),
+    days: num('days', values.days, base.days, 1),
+  };
+
+  const results = new Results();
+  const detail: Record<string, unknown> = {};
+  const started = Date.now();
+  const machine = {
+    date: new Date().toISOString(),
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model,
+    memoryGiB: +(os.totalmem() / 1024 ** 3).toFixed(1),
+    node: process.version,
+    loadAverageAtStart: os.loadavg(),
+  };
+  detail['machine'] = machine;
+  detail['options'] = { quick, only: [...only], spec };
+  progress(`bench: ${quick ? 'quick' : 'full'} run of ${[...only].join(', ')}; ${spec.conversations.toLocaleString('en-US')} conversations over ${spec.days} days (seed ${spec.seed}); load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+
+  mkdirSync(DATA_DIR, { recursive: true });
+  progress('bench: bundling a snapshot of the Worker (wrangler deploy --dry-run)');
+  const snapshot = snapshotWorker(path.join(DATA_DIR, 'build'), values['keep-snapshot'] === true);
+  if (!snapshot.fresh) progress(`bench: WARNING measuring the earlier snapshot of ${snapshot.builtAt} (src/ does not build now, or --keep-snapshot)`);
+  detail['snapshot'] = snapshot;
+  const workerConfig = snapshot.config;
+  const token = `sbt_bench_${randomBytes(12).toString('hex')}`;
+
+  // A failing scenario is reported and the others still run; the results so far are always written.
+  const failures: string[] = [];
+  const attempt = async (name: string, fn: () => Promise<void>) => {
+    try {
+      await fn();
+    } catch (err) {
+      const text = err instanceof Error ? (err.stack ?? err.message) : String(err);
+      failures.push(`${name}: ${text}`);
+      progress(`bench: scenario ${name} FAILED: ${text}`);
+      results.add({ scenario: name, metric: 'scenario failed (see bench/data/results-detail-*.json)', value: NaN, unit: '' });
+    }
+  };
+  if (only.has('ingest') || only.has('query')) {
+    const ctx: AnalyticsContext = {
+      results,
+      quick,
+      spec,
+      token,
+      workerConfig,
+      reuse: values.reuse === true || !only.has('ingest'),
+      inFlight: Math.round(num('in-flight', values['in-flight'], 4, 1)),
+      runs: Math.round(num('runs', values.runs, 20, 1)),
+      rawPeerConversations: Math.round(num('raw-peer', values['raw-peer'], quick ? 5_000 : 200_000, 1)),
+      detail,
+    };
+    let haveData = false;
+    await attempt(only.has('ingest') ? '2 ingest' : 'data', async () => {
+      await ingestScenario(ctx, only.has('ingest'));
+      haveData = true;
+    });
+    if (only.has('query') && haveData) await attempt('1 query', () => queryScenario(ctx));
+  }
+  if (only.has('chat')) {
+    const chat: ChatOptions = {
+      results,
+      token,
+      workerConfig,
+      quick,
+      throughputSeconds: num('chat-seconds', values['chat-seconds'], quick ? 2 : 20, 1),
+      detail,
+    };
+    await attempt('3 webhooks', () => chatScenario(chat));
+  }
+
+  detail['loadAverageAtEnd'] = os.loadavg();
+  detail['failures'] = failures;
+  detail['seconds'] = (Date.now() - started) / 1000;
+  const out = values.out ?? path.join(ROOT, 'bench', 'results.json');
+  const rows = results.rows.map(({ scenario, metric, value, unit, peer, peerValue, ratio }) => ({
+    scenario,
+    metric,
+    value: round(value),
+    unit,
+    ...(peer !== undefined ? { peer } : {}),
+    ...(peerValue !== undefined ? { peerValue: round(peerValue) } : {}),
+    ...(ratio !== undefined ? { ratio: round(ratio) } : {}),
+  }));
+  writeFileSync(out, JSON.stringify(rows, null, 1) + '\n');
+  const detailFile = path.join(DATA_DIR, `results-detail-${quick ? 'quick' : 'full'}.json`);
+  writeFileSync(detailFile, JSON.stringify({ ...detail, rows: results.rows }, null, 1));
+  writeFileSync(path.join(DATA_DIR, `results-${quick ? 'quick' : 'full'}.md`), results.markdown() + '\n');
+  process.stdout.write(`\n${results.table()}\n\n`);
+  progress(`bench: done in ${((Date.now() - started) / 1000).toFixed(0)} s; ${out} (rows), ${detailFile} (details)`);
+  return failures.length > 0 ? 1 : 0;
+}
+
+function round(n: number): number | null {
+  if (!Number.isFinite(n)) return null;
+  return Math.abs(n) >= 100 ? Math.round(n * 10) / 10 : Math.round(n * 1000) / 1000;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    const cause = err instanceof Error && err.cause !== undefined ? `\ncaused by: ${err.cause instanceof Error ? (err.cause.stack ?? err.cause.message) : String(err.cause)}` : '';
+    process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}${cause}\n`);
+    process.exitCode = 1;
+  },
+);

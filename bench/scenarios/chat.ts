@@ -1,0 +1,399 @@
+/**
+ * Scenario 3 of issue 4: webhook throughput and fan-out under `wrangler dev`.
+ * - One room, 100 WebSocket viewers, 16 concurrent posters for N seconds (rate limit raised by
+ *   PATCH): accepted posts/s; every viewer must get every accepted message once, in seq order.
+ *   Run through wrangler's front port, and again straight to workerd's own port (a second room
+ *   whose viewers connect there too).
+ * - Ceiling peer in the same run: a Worker answering a constant (bench/ceiling-worker), under its
+ *   own `wrangler dev`, through the front port and straight to its workerd.
+ * - Steady 200 posts/s: time from POST start to receipt at each of the 100 viewers.
+ * - 1, 5, 10, 25, 50 rooms × 2 viewers: throughput as rooms grow, with the CPU split.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { nowMs, type ViewerCommand, type ViewerEvent, type ViewerReport, type ViewerSpec } from '../chat/protocol';
+import { api, isUp } from '../lib/http';
+import { CpuMeter } from '../lib/proc';
+import { progress, type Results } from '../lib/results';
+import { DATA_DIR } from '../lib/sim';
+import { percentile, sleep } from '../lib/stats';
+import { migrate, ROOT, startDev, type DevServer } from '../lib/wrangler';
+
+export interface ChatOptions {
+  results: Results;
+  token: string;
+  workerConfig: string;
+  quick: boolean;
+  throughputSeconds: number;
+  detail: Record<string, unknown>;
+}
+
+const CHAT_PORT = 8821;
+const CHAT_INSPECTOR = 8828;
+const CEILING_PORT = 8822;
+const CEILING_INSPECTOR = 8827;
+const POSTERS = 16;
+const VIEWERS = 100;
+const STEADY_RATE = 200;
+const ROOM_STEPS = [1, 5, 10, 25, 50];
+
+interface Room {
+  id: string;
+  webhookId: string;
+}
+
+interface PostOutcome {
+  t0: number;
+  t1: number;
+  status: number;
+  seq?: number;
+  room?: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Viewers child process
+
+class Viewers {
+  private readonly child: ChildProcess;
+  private waiters: ((e: ViewerEvent) => void)[] = [];
+
+  constructor() {
+    this.child = fork(path.join(ROOT, 'bench', 'chat', 'viewers.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.child.on('message', (m) => {
+      const e = m as ViewerEvent;
+      const w = this.waiters.shift();
+      if (w) w(e);
+    });
+  }
+
+  private next(): Promise<ViewerEvent> {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  async started(): Promise<void> {
+    const e = await this.next();
+    if (e.type !== 'started') throw new Error(`viewers: ${JSON.stringify(e)}`);
+  }
+
+  async command<T extends ViewerEvent['type']>(cmd: ViewerCommand, expect: T): Promise<Extract<ViewerEvent, { type: T }>> {
+    const answer = this.next();
+    this.child.send(cmd);
+    const e = await answer;
+    if (e.type !== expect) throw new Error(`viewers answered ${JSON.stringify(e).slice(0, 500)} to ${cmd.type}`);
+    return e as Extract<ViewerEvent, { type: T }>;
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  kill(): void {
+    if (this.child.exitCode === null) this.child.kill();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Posting
+
+function messageBody(n: number): string {
+  return JSON.stringify({ message: `**Build #${n} passed** on \`main\` — [details](https://ci.example/builds/${n})`, metadata: 'bench' });
+}
+
+async function postOnce(url: string, n: number, room?: string): Promise<PostOutcome> {
+  const t0 = nowMs();
+  try {
+    const res = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: messageBody(n) });
+    const text = await res.text();
+    const t1 = nowMs();
+    if (res.status !== 200) return { t0, t1, status: res.status, room };
+    const seq = (JSON.parse(text) as { deliveries?: { seq: number; roomId: string }[] }).deliveries?.[0]?.seq;
+    return { t0, t1, status: res.status, seq, room };
+  } catch {
+    return { t0, t1: nowMs(), status: 0, room };
+  }
+}
+
+/** `posters` closed loops for `seconds`, cycling over `urls`. */
+async function closedLoop(urls: { url: string; room?: string }[], seconds: number, posters = POSTERS): Promise<{ outcomes: PostOutcome[]; seconds: number }> {
+  const outcomes: PostOutcome[] = [];
+  const started = nowMs();
+  const until = started + seconds * 1000;
+  let n = 0;
+  await Promise.all(
+    Array.from({ length: posters }, async () => {
+      while (nowMs() < until) {
+        const target = urls[n % urls.length]!;
+        outcomes.push(await postOnce(target.url, n++, target.room));
+      }
+    }),
+  );
+  return { outcomes, seconds: (nowMs() - started) / 1000 };
+}
+
+/** Open loop: one POST every 1000/rate ms, whatever the answers take. */
+async function openLoop(url: string, rate: number, seconds: number, room: string): Promise<PostOutcome[]> {
+  const interval = 1000 / rate;
+  const total = Math.round(rate * seconds);
+  const start = nowMs() + 20;
+  const pending: Promise<PostOutcome>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = start + i * interval;
+    const wait = due - nowMs();
+    if (wait > 1) await sleep(wait);
+    pending.push(postOnce(url, 1_000_000 + i, room));
+  }
+  return Promise.all(pending);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checking deliveries
+
+interface DeliveryCheck {
+  viewers: number;
+  accepted: number;
+  /** Viewers that got exactly the accepted seqs, each once, ascending. */
+  perfect: number;
+  missing: number;
+  duplicates: number;
+  outOfOrder: number;
+  unexpected: number;
+}
+
+function checkDeliveries(reports: ViewerReport[], acceptedByRoom: Map<string, number[]>): DeliveryCheck {
+  const check: DeliveryCheck = { viewers: reports.length, accepted: 0, perfect: 0, missing: 0, duplicates: 0, outOfOrder: 0, unexpected: 0 };
+  for (const seqs of acceptedByRoom.values()) check.accepted += seqs.length;
+  for (const r of reports) {
+    const accepted = new Set(acceptedByRoom.get(r.room) ?? []);
+    const seen = new Set<number>();
+    let ok = true;
+    for (let i = 0; i < r.seqs.length; i++) {
+      const s = r.seqs[i]!;
+      if (i > 0 && s <= r.seqs[i - 1]!) {
+        check.outOfOrder++;
+        ok = false;
+      }
+      if (seen.has(s)) {
+        check.duplicates++;
+        ok = false;
+      }
+      seen.add(s);
+      if (!accepted.has(s)) {
+        check.unexpected++;
+        ok = false;
+      }
+    }
+    for (const s of accepted) {
+      if (!seen.has(s)) {
+        check.missing++;
+        ok = false;
+      }
+    }
+    if (ok) check.perfect++;
+  }
+  return check;
+}
+
+function acceptedSeqs(outcomes: PostOutcome[]): Map<string, number[]> {
+  const byRoom = new Map<string, number[]>();
+  for (const o of outcomes) {
+    if (o.status !== 200 || o.seq === undefined || o.room === undefined) continue;
+    const list = byRoom.get(o.room) ?? [];
+    list.push(o.seq);
+    byRoom.set(o.room, list);
+  }
+  for (const list of byRoom.values()) list.sort((a, b) => a - b);
+  return byRoom;
+}
+
+function statusCounts(outcomes: PostOutcome[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const o of outcomes) counts[o.status] = (counts[o.status] ?? 0) + 1;
+  return counts;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function setUpRooms(base: string, token: string, count: number, label: string): Promise<Room[]> {
+  const rooms: Room[] = [];
+  for (let i = 0; i < count; i++) {
+    const room = await api<{ id: string }>(base, token, 'POST', '/api/v1/rooms', { name: `bench ${label} ${i + 1}` });
+    const hook = await api<{ id: string }>(base, token, 'POST', '/api/v1/webhooks', { name: `bench ${label} ${i + 1}`, kind: 'generic', roomId: room.id });
+    // Raise the rate limit the documented way, by PATCH.
+    await api(base, token, 'PATCH', `/api/v1/webhooks/${hook.id}`, { rateLimit: { burst: 100_000, perSecond: 100_000 } });
+    rooms.push({ id: room.id, webhookId: hook.id });
+  }
+  return rooms;
+}
+
+const hookUrl = (base: string, room: Room) => `${base}/webhooks/api/v1/webhook/${room.webhookId}`;
+const wsUrl = (base: string, room: Room) => `${base.replace(/^http/, 'ws')}/api/v1/rooms/${room.id}/ws`;
+
+export async function chatScenario(o: ChatOptions): Promise<void> {
+  const r = o.results;
+  const S = '3 webhooks';
+  const persistTo = path.join(DATA_DIR, 'chat');
+  rmSync(persistTo, { recursive: true, force: true });
+  mkdirSync(persistTo, { recursive: true });
+  migrate(persistTo);
+  let dev: DevServer | undefined;
+  let ceiling: DevServer | undefined;
+  const viewers = new Viewers();
+  const detail: Record<string, unknown> = {};
+  o.detail['chat'] = detail;
+  try {
+    await viewers.started();
+    dev = await startDev({
+      config: o.workerConfig,
+      port: CHAT_PORT,
+      inspectorPort: CHAT_INSPECTOR,
+      persistTo,
+      vars: { ADMIN_TOKEN: o.token },
+      ready: (base) => isUp(base, o.token),
+    });
+    ceiling = await startDev({
+      config: path.join(ROOT, 'bench', 'ceiling-worker', 'wrangler.toml'),
+      port: CEILING_PORT,
+      inspectorPort: CEILING_INSPECTOR,
+      ready: async (base) => {
+        const res = await fetch(base, { method: 'POST', body: '{}', signal: AbortSignal.timeout(3000) });
+        return (await res.text()).includes('ceiling');
+      },
+    });
+    progress(`chat: Switchboard on ${dev.url} (workerd's own port ${dev.directUrl ?? 'not reachable'}), ceiling on ${ceiling.url} (${ceiling.directUrl ?? 'not reachable'})`);
+    const d = dev;
+    const meter = () =>
+      new CpuMeter(() => ({ 'workerd (Worker)': d.workerPid, 'workerd (proxy)': d.proxyPid, 'wrangler (node)': d.wranglerPid, viewers: viewers.pid }));
+
+    // ---- rooms: [0] proxy phase, [1] direct phase, [2..51] the 50-room phase -------------------
+    const main = (await setUpRooms(d.url, o.token, 1, 'one room'))[0]!;
+    const directRoom = d.directUrl ? (await setUpRooms(d.url, o.token, 1, 'direct'))[0] : undefined;
+    const many = await setUpRooms(d.url, o.token, 50, 'many');
+    const specs: ViewerSpec[] = [];
+    let id = 0;
+    for (let i = 0; i < VIEWERS; i++) specs.push({ id: id++, room: main.id, url: wsUrl(d.url, main), token: o.token });
+    if (directRoom && d.directUrl) for (let i = 0; i < VIEWERS; i++) specs.push({ id: id++, room: directRoom.id, url: wsUrl(d.directUrl, directRoom), token: o.token });
+    for (const room of many) for (let i = 0; i < 2; i++) specs.push({ id: id++, room: room.id, url: wsUrl(d.url, room), token: o.token });
+    progress(`chat: opening ${specs.length} WebSocket viewers`);
+    await viewers.command({ type: 'open', viewers: specs }, 'opened');
+
+    // ---- ceiling first (nothing else running) --------------------------------------------------
+    const ceilingRun = async (base: string) => {
+      const res = await closedLoop([{ url: `${base}/` }], o.throughputSeconds);
+      return res.outcomes.filter((x) => x.status === 200).length / res.seconds;
+    };
+    const ceilingProxy = await ceilingRun(ceiling.url);
+    const ceilingDirect = ceiling.directUrl ? await ceilingRun(ceiling.directUrl) : NaN;
+    progress(`chat: ceiling ${ceilingProxy.toFixed(0)} posts/s through the proxy, ${ceilingDirect.toFixed(0)} straight to workerd`);
+
+    // ---- one room, 100 viewers, 16 posters -----------------------------------------------------
+    const throughput = async (base: string, room: Room, label: string) => {
+      await viewers.command({ type: 'reset' }, 'reset');
+      const m = meter();
+      const run = await closedLoop([{ url: hookUrl(base, room), room: room.id }], o.throughputSeconds);
+      const cpu = m.stop();
+      const accepted = acceptedSeqs(run.outcomes);
+      const expect = { [room.id]: accepted.get(room.id)?.length ?? 0 };
+      const collected = await viewers.command({ type: 'collect', expect, timeoutMs: 60_000 }, 'collected');
+      const check = checkDeliveries(collected.reports, accepted);
+      const ok = run.outcomes.filter((x) => x.status === 200);
+      const rate = ok.length / run.seconds;
+      const latencies = ok.map((x) => x.t1 - x.t0);
+      progress(`chat ${label}: ${rate.toFixed(0)} accepted posts/s, statuses ${JSON.stringify(statusCounts(run.outcomes))}, deliveries ${JSON.stringify(check)}`);
+      detail[label] = { rate, statuses: statusCounts(run.outcomes), check, cpu, postP50: percentile(latencies, 50), postP99: percentile(latencies, 99) };
+      return { rate, check, cpu, latencies };
+    };
+    const viaProxy = await throughput(d.url, main, 'one room via proxy');
+    r.add({ scenario: S, metric: `one room, ${VIEWERS} viewers, ${POSTERS} posters, ${o.throughputSeconds} s: accepted posts/s (front port)`, value: viaProxy.rate, unit: 'posts/s', peer: 'ceiling Worker (front port)', peerValue: ceilingProxy, target: '>= 0.5 × ceiling', met: viaProxy.rate >= 0.5 * ceilingProxy });
+    r.add({ scenario: S, metric: 'viewers that got every accepted message once, in seq order', value: viaProxy.check.perfect, unit: `of ${viaProxy.check.viewers}`, target: `= ${viaProxy.check.viewers}`, met: viaProxy.check.perfect === viaProxy.check.viewers });
+    r.add({ scenario: S, metric: 'POST time at full load, p50', value: percentile(viaProxy.latencies, 50), unit: 'ms' });
+    for (const [name, seconds] of Object.entries(viaProxy.cpu.perProcess)) {
+      r.add({ scenario: S, metric: `CPU at full load: ${name}`, value: seconds / viaProxy.cpu.wallSeconds, unit: 'cores' });
+    }
+    const ours = Object.values(viaProxy.cpu.perProcess).reduce((a, b) => a + b, 0);
+    r.add({ scenario: S, metric: 'CPU at full load: other processes on the machine', value: Math.max(0, viaProxy.cpu.machineBusy - ours) / viaProxy.cpu.wallSeconds, unit: 'cores' });
+    if (directRoom && d.directUrl) {
+      const direct = await throughput(d.directUrl, directRoom, 'one room direct');
+      r.add({ scenario: S, metric: 'the same, straight to workerd (posters and viewers)', value: direct.rate, unit: 'posts/s', peer: 'ceiling Worker (straight to workerd)', peerValue: ceilingDirect, target: '>= 0.5 × ceiling', met: direct.rate >= 0.5 * ceilingDirect });
+      r.add({ scenario: S, metric: '  viewers with every message once, in order (direct)', value: direct.check.perfect, unit: `of ${direct.check.viewers}` });
+    }
+
+    // ---- steady rates: POST start → receipt at each of the 100 viewers ----------------------------
+    // 200 posts/s is the target's rate; 25 posts/s shows the latency floor when the room keeps up.
+    const steadySeconds = o.quick ? 2 : 10;
+    for (const rate of [STEADY_RATE, 25]) {
+      await viewers.command({ type: 'reset' }, 'reset');
+      const steady = await openLoop(hookUrl(d.url, main), rate, steadySeconds, main.id);
+      const accepted = acceptedSeqs(steady);
+      const collected = await viewers.command({ type: 'collect', expect: { [main.id]: accepted.get(main.id)?.length ?? 0 }, timeoutMs: 60_000 }, 'collected');
+      const t0BySeq = new Map<number, number>();
+      for (const x of steady) if (x.seq !== undefined) t0BySeq.set(x.seq, x.t0);
+      const all: number[] = [];
+      const lastViewer = new Map<number, number>();
+      for (const rep of collected.reports) {
+        rep.seqs.forEach((seq, i) => {
+          const t0 = t0BySeq.get(seq);
+          if (t0 === undefined) return;
+          const latency = rep.times[i]! - t0;
+          all.push(latency);
+          lastViewer.set(seq, Math.max(lastViewer.get(seq) ?? 0, latency));
+        });
+      }
+      const steadyCheck = checkDeliveries(collected.reports, accepted);
+      const achieved = steady.filter((x) => x.status === 200).length / steadySeconds;
+      const perMessage = [...lastViewer.values()];
+      progress(`chat steady ${rate}/s: ${achieved.toFixed(0)} posts/s accepted, statuses ${JSON.stringify(statusCounts(steady))}, deliveries ${JSON.stringify(steadyCheck)}`);
+      const label = `steady ${rate} posts/s`;
+      if (rate === STEADY_RATE) {
+        r.add({ scenario: S, metric: `${label}: p99 POST start → receipt at the last of ${VIEWERS} viewers`, value: percentile(perMessage, 99), unit: 'ms', target: '<= 25 ms', met: percentile(perMessage, 99) <= 25 });
+      } else {
+        r.add({ scenario: S, metric: `${label} (below capacity): p99 POST start → receipt at the last of ${VIEWERS} viewers`, value: percentile(perMessage, 99), unit: 'ms' });
+      }
+      r.add({ scenario: S, metric: `  ${label}: p50 of the same`, value: percentile(perMessage, 50), unit: 'ms' });
+      r.add({ scenario: S, metric: `  ${label}: p99 over every (message, viewer) receipt`, value: percentile(all, 99), unit: 'ms' });
+      r.add({ scenario: S, metric: `  ${label}: p99 POST answer time`, value: percentile(steady.map((x) => x.t1 - x.t0), 99), unit: 'ms' });
+      r.add({ scenario: S, metric: `  ${label}: accepted posts/s`, value: achieved, unit: 'posts/s' });
+      r.add({ scenario: S, metric: `  ${label}: viewers with every message once, in order`, value: steadyCheck.perfect, unit: `of ${steadyCheck.viewers}` });
+      detail[label] = { rate, seconds: steadySeconds, achieved, check: steadyCheck, lastViewer: summary(perMessage), everyReceipt: summary(all) };
+    }
+
+    // ---- rooms × 2 viewers ---------------------------------------------------------------------
+    const seconds = o.quick ? 1.5 : 8;
+    const steps: Record<string, unknown> = {};
+    for (const n of ROOM_STEPS) {
+      await viewers.command({ type: 'reset' }, 'reset');
+      const rooms = many.slice(0, n);
+      const m = meter();
+      const run = await closedLoop(rooms.map((room) => ({ url: hookUrl(d.url, room), room: room.id })), seconds);
+      const cpu = m.stop();
+      const acc = acceptedSeqs(run.outcomes);
+      const expect: Record<string, number> = {};
+      for (const room of rooms) expect[room.id] = acc.get(room.id)?.length ?? 0;
+      const col = await viewers.command({ type: 'collect', expect, timeoutMs: 60_000 }, 'collected');
+      const check = checkDeliveries(col.reports, acc);
+      const rate = run.outcomes.filter((x) => x.status === 200).length / run.seconds;
+      const workerCores = (cpu.perProcess['workerd (Worker)'] ?? NaN) / cpu.wallSeconds;
+      const machine = cpu.machineBusy / cpu.wallSeconds;
+      progress(`chat ${n} rooms: ${rate.toFixed(0)} posts/s, workerd ${workerCores.toFixed(2)} cores, machine ${machine.toFixed(2)} of 2, deliveries ${JSON.stringify(check)}`);
+      r.add({ scenario: S, metric: `${n} room${n > 1 ? 's' : ''} × 2 viewers, ${POSTERS} posters: accepted posts/s (workerd ${workerCores.toFixed(2)} cores, machine ${machine.toFixed(2)}/2)`, value: rate, unit: 'posts/s' });
+      if (check.perfect !== check.viewers) r.add({ scenario: S, metric: `  ${n} rooms: viewers with every message once, in order`, value: check.perfect, unit: `of ${check.viewers}` });
+      steps[n] = { rate, check, cpu, statuses: statusCounts(run.outcomes) };
+    }
+    detail['rooms'] = steps;
+    await viewers.command({ type: 'close' }, 'closed');
+  } catch (err) {
+    if (dev) progress(`chat failed; wrangler's output:\n${dev.log().slice(-3000)}`);
+    throw err;
+  } finally {
+    viewers.kill();
+    await dev?.stop();
+    await ceiling?.stop();
+  }
+}
+
+function summary(values: number[]) {
+  // A loop, not Math.max(...values): hundreds of thousands of receipts overflow the call stack.
+  let max = -Infinity;
+  for (const v of values) if (v > max) max = v;
+  return { n: values.length, p50: percentile(values, 50), p90: percentile(values, 90), p99: percentile(values, 99), max };
+}
