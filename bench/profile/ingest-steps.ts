@@ -4,8 +4,8 @@
  * Times the pieces of one 1,000-conversation ingest request outside workerd: the JS steps with
  * src's own pure functions (record schema, toObservations, the observation codec) in Node's V8,
  * and every SQL statement of the ingest batch with better-sqlite3 on a copy of the benchmark's D1
- * file. The statements are copied from src/analytics/ingest/observations.store.ts (as of this
- * benchmark; src is not edited) and run in one transaction, as D1's batch does. New conversations
+ * file. The rollup cells, chunking and upsert come from src/analytics/ingest/observations.store.ts
+ * itself; the other statements are written out here, and all run in one transaction, as D1's batch does. New conversations
  * come from the same simulator with another seed, so they hit existing rollup cells as live
  * traffic would. Run while no `wrangler dev` uses the database.
  */
@@ -16,64 +16,14 @@ import { parseArgs } from 'node:util';
 import { ingestBodySchema, type ConversationRecord } from '../../src/analytics/ingest/record.schema';
 import { encodeObservations } from '../../src/analytics/ingest/observation-codec';
 import { observationKey, toObservations, type Observation } from '../../src/analytics/ingest/to-observations';
-import { RESOLUTIONS_MINUTES, ROLLUP_DIMENSIONS, ROLLUPS, slotOf, type Rollup } from '../../src/analytics/rollups';
+import { chunkJson, rollupCells, rollupUpsertSql as srcRollupUpsertSql } from '../../src/analytics/ingest/observations.store';
+import { ROLLUP_DIMENSIONS, ROLLUPS, type Rollup } from '../../src/analytics/rollups';
 import { simulateConversations } from '../../scripts/simulator/index';
 import { DATA_DIR, FULL_SIM, QUICK_SIM, specKey } from '../lib/sim';
 import { d1File } from '../lib/sqlite-file';
 
-const MAX_PARAM_CHARS = 900_000;
-
-function chunkJson(items: unknown[]): string[] {
-  const out: string[] = [];
-  let parts: string[] = [];
-  let size = 2;
-  for (const item of items) {
-    const text = JSON.stringify(item);
-    if (parts.length > 0 && size + text.length + 1 > MAX_PARAM_CHARS) {
-      out.push(`[${parts.join(',')}]`);
-      parts = [];
-      size = 2;
-    }
-    parts.push(text);
-    size += text.length + 1;
-  }
-  if (parts.length > 0) out.push(`[${parts.join(',')}]`);
-  return out;
-}
-
-function rollupCells(rollup: Rollup, observations: Observation[]): unknown[][] {
-  const cells = new Map<string, (string | number | null)[]>();
-  for (const obs of observations) {
-    const dims = rollup.dims.map(({ index }) => obs.dims[index] ?? null);
-    for (const res of RESOLUTIONS_MINUTES) {
-      const key = JSON.stringify([res, slotOf(obs.emit, res), obs.metric, dims]);
-      const cell = cells.get(key);
-      if (!cell) {
-        cells.set(key, [res, slotOf(obs.emit, res), obs.metric, ...dims, 1, obs.value, obs.value, obs.value]);
-        continue;
-      }
-      const n = cell.length;
-      (cell[n - 4] as number) += 1;
-      (cell[n - 3] as number) += obs.value;
-      cell[n - 2] = Math.min(cell[n - 2] as number, obs.value);
-      cell[n - 1] = Math.max(cell[n - 1] as number, obs.value);
-    }
-  }
-  return [...cells.values()];
-}
-
-function rollupUpsertSql(rollup: Rollup): string {
-  const k = rollup.dims.length;
-  const dimColumns = rollup.dims.map((d) => d.column);
-  const dimIds = rollup.dims.map((d, i) => `coalesce((SELECT id FROM dim_values WHERE dim = '${d.dim}' AND value = j.value->>${3 + i}), 0)`);
-  const key = ['res', 'slot', 'metric', ...dimColumns].join(', ');
-  return `INSERT INTO ${rollup.table} (res, slot, metric, ${dimColumns.join(', ')}, cnt, sum, mn, mx)
-     SELECT j.value->>0, j.value->>1, j.value->>2, ${dimIds.join(', ')},
-       j.value->>${3 + k}, j.value->>${4 + k}, j.value->>${5 + k}, j.value->>${6 + k}
-     FROM json_each(?) j WHERE true
-     ON CONFLICT (${key}) DO UPDATE SET cnt = cnt + excluded.cnt, sum = sum + excluded.sum,
-       mn = min(mn, excluded.mn), mx = max(mx, excluded.mx)`;
-}
+/** src's statement, with plain `?` for better-sqlite3 (its one parameter is ?1). */
+const rollupUpsertSql = (rollup: Rollup) => srcRollupUpsertSql(rollup).replace(/\?\d+/g, '?');
 
 type Timings = Map<string, number[]>;
 function time<T>(t: Timings, name: string, fn: () => T): T {

@@ -1,9 +1,9 @@
 /**
  * `npx tsx bench/profile/query-plans.ts [--persist DIR] [--quick]`
  *
- * Where the time of queries a–d goes inside SQLite: rebuilds the SQL the Worker's rollup reader
- * sends (copied from src/analytics/query/query.store.ts `readRollup`, as of this benchmark; the
- * bucket plan and rollup choice use src's own pure functions), prints EXPLAIN QUERY PLAN, rows
+ * Where the time of queries a–d goes inside SQLite: takes the SQL the Worker's rollup reader
+ * sends from src's own builder (`rollupQuery` in src/analytics/query/query.store.ts; the bucket plan
+ * and rollup choice use src's pure functions too), prints EXPLAIN QUERY PLAN, rows
  * read, rows returned and the SQL time with better-sqlite3 on the local D1 file (no Worker, no
  * HTTP, no JSON). The gap between this and the end-to-end time is the Worker's own share.
  * Run it while no `wrangler dev` uses the database.
@@ -11,62 +11,26 @@
 import Database from 'better-sqlite3';
 import { parseArgs } from 'node:util';
 import path from 'node:path';
-import { DIMENSIONS, METRIC_INDEX, METRICS, type Dimension } from '../../src/analytics/catalog';
+import { DIMENSIONS, METRIC_INDEX, type Dimension } from '../../src/analytics/catalog';
+import { Aggregation } from '../../src/analytics/query/aggregate';
+import { rollupQuery } from '../../src/analytics/query/query.store';
 import { RESOLUTIONS_MINUTES, ROLLUPS } from '../../src/analytics/rollups';
-import { alignedTo, planBuckets, uniformRuns, type BucketPlan } from '../../src/analytics/query/interval';
+import { alignedTo, planBuckets, type BucketPlan } from '../../src/analytics/query/interval';
 import { agents, DATA_DIR, FULL_SIM, QUICK_SIM, specKey } from '../lib/sim';
 import { d1File } from '../lib/sqlite-file';
 import { timeRuns } from '../lib/stats';
 import { benchQueries, type BenchQuery } from '../peers/queries';
 
-const MAX_SQL_RUNS = 64;
-const SL_COMPONENTS = ['tAnswered', 'nOverSla', 'tAbandon', 'tShortAbandon', 'tFlowOut'];
-
-/** As Aggregation.metricsToRead: the observed metrics asked for, plus oServiceLevel's components. */
-function metricsToRead(names: string[] | undefined): number[] | undefined {
-  if (names === undefined) return undefined;
-  const read = new Set(names.filter((n) => METRICS[METRIC_INDEX.get(n)!]!.kind !== 'calculated').map((n) => METRIC_INDEX.get(n)!));
-  if (names.includes('oServiceLevel')) for (const n of SL_COMPONENTS) read.add(METRIC_INDEX.get(n)!);
-  return [...read];
-}
-
-function sqlBucket(runs: ReturnType<typeof uniformRuns>): string {
-  const expr = (r: (typeof runs)[number]) => `(${r.firstIndex} + (slot - ${r.start}) / ${r.width})`;
-  if (runs.length === 1) return expr(runs[0]!);
-  const whens = runs.slice(0, -1).map((r, i) => `WHEN slot < ${runs[i + 1]!.start} THEN ${expr(r)}`);
-  return `CASE ${whens.join(' ')} ELSE ${expr(runs[runs.length - 1]!)} END`;
-}
-
-/** The statement readRollup would run for `q`, or undefined when the query goes to raw rows. */
+/** The statement readRollup would run for `q` (src's own builder), or undefined when the query goes to raw rows. */
 export function rollupSql(q: BenchQuery): { sql: string; params: unknown[]; source: string; plan: BucketPlan } | undefined {
   const plan = planBuckets({ interval: q.body.interval, granularity: q.body.granularity, timeZone: q.body.timeZone });
-  const predicates = q.body.filter?.predicates ?? [];
-  const dimensions = new Set<Dimension>(['mediaType', ...((q.body.groupBy ?? []) as Dimension[]), ...predicates.map((p) => p.dimension as Dimension)]);
+  const predicates = (q.body.filter?.predicates ?? []) as { dimension: Dimension; value: string }[];
+  const dimensions = new Set<Dimension>(['mediaType', ...((q.body.groupBy ?? []) as Dimension[]), ...predicates.map((p) => p.dimension)]);
   const rollup = ROLLUPS.find((r) => [...dimensions].every((d) => r.dims.some((x) => x.dim === d)));
   const res = RESOLUTIONS_MINUTES.find((m) => alignedTo(plan, m * 60_000));
   if (!rollup || res === undefined) return undefined;
-  const metrics = metricsToRead(q.body.metrics);
-  const runs = uniformRuns(plan);
-  const bucketExpr = runs.length <= MAX_SQL_RUNS ? sqlBucket(runs) : 'slot';
-  const dims = rollup.dims.filter((d) => dimensions.has(d.dim));
-  const cols = dims.map((d) => d.column);
-  const params: unknown[] = [res, plan.start, plan.end];
-  const where = ['res = ?1', 'slot >= ?2', 'slot < ?3'];
-  if (metrics) {
-    params.push(JSON.stringify(metrics));
-    where.push(`metric IN (SELECT value FROM json_each(?${params.length}))`);
-  }
-  for (const p of predicates) {
-    const column = rollup.dims.find((d) => d.dim === p.dimension)!.column;
-    params.push(p.dimension, p.value);
-    where.push(`${column} = (SELECT id FROM dim_values WHERE dim = ?${params.length - 1} AND value = ?${params.length})`);
-  }
-  const inner = `SELECT ${bucketExpr} AS b, metric, ${cols.map((c, i) => `${c} AS c${i}`).join(', ')},
-      sum(cnt) AS cnt, sum(sum) AS total, min(mn) AS mn, max(mx) AS mx
-    FROM ${rollup.table} WHERE ${where.join(' AND ')}
-    GROUP BY b, metric${cols.map((_, i) => `, c${i}`).join('')}`;
-  const sql = `SELECT g.b, g.metric, ${cols.map((_, i) => `v${i}.value`).join(', ')}${cols.length ? ',' : ''} g.cnt, g.total, g.mn, g.mx
-    FROM (${inner}) g ${cols.map((_, i) => `LEFT JOIN dim_values v${i} ON v${i}.id = g.c${i}`).join(' ')}`;
+  const metrics = Aggregation.metricsToRead({ metrics: q.body.metrics?.map((n) => METRIC_INDEX.get(n)!) });
+  const { sql, params } = rollupQuery({ plan, metrics, dimensions, pushdown: predicates, needsValues: false }, rollup, res);
   // Each numbered parameter appears once, in order: plain `?` for better-sqlite3.
   return { sql: sql.replace(/\?\d+/g, '?'), params, source: `rollup:${rollup.table}@${res}`, plan };
 }

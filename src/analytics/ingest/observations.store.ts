@@ -165,7 +165,7 @@ function buildStatements(d1: D1Database, plan: Plan): D1PreparedStatement[] {
 }
 
 /** Cells of one rollup at every resolution: [res, slot, metric, dim values…, cnt, sum, min, max]. */
-function rollupCells(rollup: Rollup, observations: Observation[]): unknown[][] {
+export function rollupCells(rollup: Rollup, observations: Observation[]): unknown[][] {
   const cells = new Map<string, (string | number | null)[]>();
   for (const obs of observations) {
     const dims = rollup.dims.map(({ index }) => obs.dims[index] ?? null);
@@ -186,7 +186,8 @@ function rollupCells(rollup: Rollup, observations: Observation[]): unknown[][] {
   return [...cells.values()];
 }
 
-function rollupUpsert(d1: D1Database, rollup: Rollup): D1PreparedStatement {
+/** The upsert of one rollup's cells (one JSON array parameter); exported for bench/profile. */
+export function rollupUpsertSql(rollup: Rollup): string {
   const k = rollup.dims.length;
   const dimColumns = rollup.dims.map((d) => d.column);
   // Dimension values travel as strings and become dictionary ids here, inside the transaction.
@@ -194,18 +195,20 @@ function rollupUpsert(d1: D1Database, rollup: Rollup): D1PreparedStatement {
     (d, i) => `coalesce((SELECT id FROM dim_values WHERE dim = '${d.dim}' AND value = j.value->>${3 + i}), 0)`,
   );
   const key = ['res', 'slot', 'metric', ...dimColumns].join(', ');
-  return d1.prepare(
-    `INSERT INTO ${rollup.table} (res, slot, metric, ${dimColumns.join(', ')}, cnt, sum, mn, mx)
+  return `INSERT INTO ${rollup.table} (res, slot, metric, ${dimColumns.join(', ')}, cnt, sum, mn, mx)
      SELECT j.value->>0, j.value->>1, j.value->>2, ${dimIds.join(', ')},
        j.value->>${3 + k}, j.value->>${4 + k}, j.value->>${5 + k}, j.value->>${6 + k}
      FROM json_each(?1) j WHERE true
      ON CONFLICT (${key}) DO UPDATE SET cnt = cnt + excluded.cnt, sum = sum + excluded.sum,
-       mn = min(mn, excluded.mn), mx = max(mx, excluded.mx)`,
-  );
+       mn = min(mn, excluded.mn), mx = max(mx, excluded.mx)`;
+}
+
+function rollupUpsert(d1: D1Database, rollup: Rollup): D1PreparedStatement {
+  return d1.prepare(rollupUpsertSql(rollup));
 }
 
 /** JSON arrays of `items`, each at most MAX_PARAM_CHARS long. */
-function chunkJson(items: unknown[]): string[] {
+export function chunkJson(items: unknown[]): string[] {
   const out: string[] = [];
   let parts: string[] = [];
   let size = 2;

@@ -40,10 +40,11 @@ export async function readInto(d1: D1Database, spec: ReadSpec, aggregation: Aggr
   return 'raw';
 }
 
-async function readRollup(d1: D1Database, spec: ReadSpec, rollup: Rollup, res: number, aggregation: Aggregation): Promise<void> {
+/** The statement that reads one rollup for a query (pure; exported for bench/profile). */
+export function rollupQuery(spec: ReadSpec, rollup: Rollup, res: number) {
   const runs = uniformRuns(spec.plan);
-  const inSql = runs.length <= MAX_SQL_RUNS;
-  const bucketExpr = inSql ? sqlBucket(runs) : 'slot';
+  const bucketsInSql = runs.length <= MAX_SQL_RUNS;
+  const bucketExpr = bucketsInSql ? sqlBucket(runs) : 'slot';
   const dims = rollup.dims.filter((d) => spec.dimensions.has(d.dim));
   const cols = dims.map((d) => d.column);
 
@@ -64,13 +65,17 @@ async function readRollup(d1: D1Database, spec: ReadSpec, rollup: Rollup, res: n
     GROUP BY b, metric${cols.map((_, i) => `, c${i}`).join('')}`;
   const sql = `SELECT g.b, g.metric, ${cols.map((_, i) => `v${i}.value`).join(', ')}${cols.length ? ',' : ''} g.cnt, g.total, g.mn, g.mx
     FROM (${inner}) g ${cols.map((_, i) => `LEFT JOIN dim_values v${i} ON v${i}.id = g.c${i}`).join(' ')}`;
+  return { sql, params, dims, bucketsInSql };
+}
 
+async function readRollup(d1: D1Database, spec: ReadSpec, rollup: Rollup, res: number, aggregation: Aggregation): Promise<void> {
+  const { sql, params, dims, bucketsInSql } = rollupQuery(spec, rollup, res);
   const rows = await d1.prepare(sql).bind(...params).raw<(number | string | null)[]>();
   const k = dims.length;
   for (const row of rows) {
     const values: DimValues = new Array(DIMENSIONS.length).fill(undefined);
     for (let i = 0; i < k; i++) values[dims[i]!.index] = (row[2 + i] as string | null) ?? undefined;
-    const bucket = inSql ? (row[0] as number) : bucketIndex(spec.plan, row[0] as number);
+    const bucket = bucketsInSql ? (row[0] as number) : bucketIndex(spec.plan, row[0] as number);
     if (bucket < 0) continue;
     aggregation.add(bucket, row[1] as number, values, row[2 + k] as number, row[3 + k] as number, row[4 + k] as number, row[5 + k] as number);
   }
