@@ -19,6 +19,8 @@ export interface ViewerReport {
   room: string;
   seqs: number[];
   times: number[];
+  /** `messages` frames received (a frame carries one or more messages). */
+  frames: number;
   strange: number;
   closed?: string;
 }

@@ -13,6 +13,7 @@ interface Viewer {
   ready: boolean;
   seqs: number[];
   times: number[];
+  frames: number;
   /** Frames that were not a message or ready frame. */
   strange: number;
   closed?: string;
@@ -27,14 +28,17 @@ function send(message: unknown): void {
 function open(spec: ViewerSpec): Promise<Viewer> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(spec.url, { headers: { Authorization: `Bearer ${spec.token}` } });
-    const viewer: Viewer = { spec, ws, ready: false, seqs: [], times: [], strange: 0 };
+    const viewer: Viewer = { spec, ws, ready: false, seqs: [], times: [], frames: 0, strange: 0 };
     const timer = setTimeout(() => reject(new Error(`viewer ${spec.id} not ready after 30 s`)), 30_000);
     ws.addEventListener('message', (event) => {
       const t = nowMs();
-      const frame = JSON.parse(String(event.data)) as { type: string; message?: { seq: number }; lastSeq?: number };
-      if (frame.type === 'message' && frame.message) {
-        viewer.seqs.push(frame.message.seq);
-        viewer.times.push(t);
+      const frame = JSON.parse(String(event.data)) as { type: string; messages?: { seq: number }[]; lastSeq?: number };
+      if (frame.type === 'messages' && Array.isArray(frame.messages) && frame.messages.length > 0) {
+        viewer.frames++;
+        for (const message of frame.messages) {
+          viewer.seqs.push(message.seq);
+          viewer.times.push(t);
+        }
       } else if (frame.type === 'ready') {
         viewer.ready = true;
         clearTimeout(timer);
@@ -89,6 +93,7 @@ process.on('message', (raw) => {
           for (const v of viewers) {
             v.seqs = [];
             v.times = [];
+            v.frames = 0;
             v.strange = 0;
           }
           send({ type: 'reset' });
@@ -98,7 +103,7 @@ process.on('message', (raw) => {
           const complete = await waitFor(cmd.expect, cmd.timeoutMs);
           const reports: ViewerReport[] = viewers
             .filter((v) => cmd.expect[v.spec.room] !== undefined)
-            .map((v) => ({ id: v.spec.id, room: v.spec.room, seqs: v.seqs, times: v.times, strange: v.strange, closed: v.closed }));
+            .map((v) => ({ id: v.spec.id, room: v.spec.room, seqs: v.seqs, times: v.times, frames: v.frames, strange: v.strange, closed: v.closed }));
           send({ type: 'collected', complete, reports });
           break;
         }

@@ -300,13 +300,16 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
       const rate = ok.length / run.seconds;
       const latencies = ok.map((x) => x.t1 - x.t0);
       progress(`chat ${label}: ${rate.toFixed(0)} accepted posts/s, statuses ${JSON.stringify(statusCounts(run.outcomes))}, deliveries ${JSON.stringify(check)}`);
-      detail[label] = { rate, statuses: statusCounts(run.outcomes), check, cpu, postP50: percentile(latencies, 50), postP99: percentile(latencies, 99) };
-      return { rate, check, cpu, latencies };
+      const frames = collected.reports.reduce((n, v) => n + v.frames, 0);
+      const perFrame = frames > 0 ? collected.reports.reduce((n, v) => n + v.seqs.length, 0) / frames : 0;
+      detail[label] = { rate, statuses: statusCounts(run.outcomes), check, cpu, postP50: percentile(latencies, 50), postP99: percentile(latencies, 99), messagesPerFrame: perFrame };
+      return { rate, check, cpu, latencies, perFrame };
     };
     const viaProxy = await throughput(d.url, main, 'one room via proxy');
     r.add({ scenario: S, metric: `one room, ${VIEWERS} viewers, ${POSTERS} posters, ${o.throughputSeconds} s: accepted posts/s (front port)`, value: viaProxy.rate, unit: 'posts/s', peer: 'ceiling Worker (front port)', peerValue: ceilingProxy, target: '>= 0.5 × ceiling', met: viaProxy.rate >= 0.5 * ceilingProxy });
     r.add({ scenario: S, metric: 'viewers that got every accepted message once, in seq order', value: viaProxy.check.perfect, unit: `of ${viaProxy.check.viewers}`, target: `= ${viaProxy.check.viewers}`, met: viaProxy.check.perfect === viaProxy.check.viewers });
     r.add({ scenario: S, metric: 'POST time at full load, p50', value: percentile(viaProxy.latencies, 50), unit: 'ms' });
+    r.add({ scenario: S, metric: 'messages per WebSocket frame at full load (mean)', value: viaProxy.perFrame, unit: 'messages' });
     for (const [name, seconds] of Object.entries(viaProxy.cpu.perProcess)) {
       r.add({ scenario: S, metric: `CPU at full load: ${name}`, value: seconds / viaProxy.cpu.wallSeconds, unit: 'cores' });
     }

@@ -3,8 +3,11 @@
  * RoomObject (sender) and the room page (its script is built with `PROTOCOL` inlined as data).
  *
  * Server → client, one JSON object per text frame:
- *   {type:"message", message: ChatMessage}   in seq order, replayed ones first
- *   {type:"ready", lastSeq}                  once, after the replay; everything later is live
+ *   {type:"messages", messages: ChatMessage[]}   one or more, in seq order, replayed ones first
+ *   {type:"ready", lastSeq}                      once, after the replay; everything later is live
+ * Messages committed close together share one frame (at 100 viewers, one frame per message per
+ * viewer is more frames than the runtime, a proxy or a browser can carry); seq stays contiguous
+ * across frames, so a client just appends each frame's messages in order.
  * Client → server: only the heartbeat `{"type":"ping"}`, answered `{"type":"pong"}` by the runtime
  * (auto-response), so idle viewers never wake a hibernating room.
  */
@@ -22,12 +25,13 @@ export interface ChatMessage {
   createdAt: string;
 }
 
-export type ServerFrame = { type: 'message'; message: ChatMessage } | { type: 'ready'; lastSeq: number };
+export type ServerFrame = { type: 'messages'; messages: ChatMessage[] } | { type: 'ready'; lastSeq: number };
 
 export const PROTOCOL = {
-  version: 1,
+  /** 2: messages come in `messages` frames (1 sent one `message` frame per message). */
+  version: 2,
   query: { after: 'after', tail: 'tail', ticket: 'ticket' },
-  frames: { message: 'message', ready: 'ready' },
+  frames: { messages: 'messages', ready: 'ready' },
   ping: '{"type":"ping"}',
   pong: '{"type":"pong"}',
   heartbeatMs: 30_000,
@@ -41,6 +45,33 @@ export const PROTOCOL = {
 
 export function encodeFrame(frame: ServerFrame): string {
   return JSON.stringify(frame);
+}
+
+/** Keeps frames well under the runtime's and browsers' message limits (1 MiB); counted in UTF-16 units. */
+export const FRAME_BUDGET_CHARS = 256 * 1024;
+/** Envelope, ids and field names of one message, roughly. */
+const MESSAGE_OVERHEAD_CHARS = 300;
+
+/**
+ * `messages` (in seq order) as few frames as fit the budget; a message larger than the budget goes
+ * alone in its frame.
+ */
+export function encodeMessageFrames(messages: readonly ChatMessage[]): string[] {
+  const frames: string[] = [];
+  let start = 0;
+  let chars = 0;
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    const size = MESSAGE_OVERHEAD_CHARS + m.markdown.length + m.html.length + (m.metadata?.length ?? 0);
+    if (i > start && chars + size > FRAME_BUDGET_CHARS) {
+      frames.push(encodeFrame({ type: 'messages', messages: messages.slice(start, i) }));
+      start = i;
+      chars = 0;
+    }
+    chars += size;
+  }
+  if (start < messages.length) frames.push(encodeFrame({ type: 'messages', messages: start === 0 ? [...messages] : messages.slice(start) }));
+  return frames;
 }
 
 function isChatMessage(value: unknown): value is ChatMessage {
@@ -68,7 +99,9 @@ export function decodeServerFrame(data: string): ServerFrame | undefined {
   }
   if (typeof value !== 'object' || value === null) return undefined;
   const frame = value as Record<string, unknown>;
-  if (frame.type === PROTOCOL.frames.message && isChatMessage(frame.message)) return { type: 'message', message: frame.message };
+  if (frame.type === PROTOCOL.frames.messages && Array.isArray(frame.messages) && frame.messages.length > 0 && frame.messages.every(isChatMessage)) {
+    return { type: 'messages', messages: frame.messages };
+  }
   if (frame.type === PROTOCOL.frames.ready && Number.isSafeInteger(frame.lastSeq)) return { type: 'ready', lastSeq: frame.lastSeq as number };
   return undefined;
 }

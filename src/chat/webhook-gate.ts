@@ -1,6 +1,8 @@
 import { DurableObject } from 'cloudflare:workers';
+import { createDb } from '../db/client';
 import { CHAT_LIMITS, type RateLimit } from './limits';
 import { takeToken, type Bucket } from './rate-limit';
+import { deleteWebhook, findWebhookByUrlId, getWebhook, rotateWebhook, updateWebhook, type WebhookPatch, type WebhookRow } from './webhooks.store';
 
 export type Admission =
   /** `attempt` (keyed posts only) seeds the message ids: the same for a retry of an uncertain attempt. */
@@ -8,9 +10,16 @@ export type Admission =
   | { kind: 'replay'; status: number; body: string }
   | { kind: 'in-progress' }
   | { kind: 'key-reused' }
-  | { kind: 'limited'; retryAfterSeconds: number };
+  | { kind: 'limited'; retryAfterSeconds: number }
+  /** The caller's copy of the webhook is not the current one: here is the current one (null: gone). */
+  | { kind: 'stale'; hook: WebhookRow | null };
 
 export interface AdmitRequest {
+  /**
+   * The webhook as the caller knows it (`version` is its `updatedAt`): checked against the gate's
+   * own copy before anything else, so a post never runs on a stale copy.
+   */
+  webhook?: { id: string; version: string };
   rateLimit: RateLimit;
   /** `fingerprint` identifies the content, so a key reused for another message is told apart. */
   idempotency?: { key: string; fingerprint: string };
@@ -32,12 +41,19 @@ const DECISION_TTL_MS = 24 * 60 * 60 * 1000;
  *   having stored nothing frees the key. A post that failed not knowing whether the room stored it
  *   (the room's reply was lost) leaves the key "uncertain": the retry runs with the same attempt id,
  *   hence the same message ids, and the room answers the stored delivery instead of storing twice;
- * - the coordinator of multi-room posts: the durable commit/abort decision (see chat/deliver.ts).
+ * - the coordinator of multi-room posts: the durable commit/abort decision (see chat/deliver.ts);
+ * - the webhook's row, so posts need no D1 query: loaded once, and replaced by every change, since
+ *   every change (PATCH, rotate, delete) is made here. Changes and loads run under
+ *   blockConcurrencyWhile, so no admission sees a half-made change and no slow load overwrites a
+ *   newer copy; a change whose outcome is unknown drops the copy (the next admission reloads it).
+ *   Each change gives the row a strictly later `updatedAt`, which callers use as its version.
  */
 export class WebhookGate extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   private bucket: Bucket | undefined;
   private alarmAt: number | null = null;
+  /** undefined: not loaded; null: no such webhook (deleted or rotated away; an id never comes back). */
+  private hook: WebhookRow | null | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -51,7 +67,11 @@ export class WebhookGate extends DurableObject<Env> {
     `);
   }
 
-  admit(request: AdmitRequest): Admission {
+  async admit(request: AdmitRequest): Promise<Admission> {
+    if (request.webhook) {
+      const hook = await this.currentHook(request.webhook.id);
+      if (hook === null || hook.updatedAt !== request.webhook.version) return { kind: 'stale', hook };
+    }
     const now = Date.now();
     const idem = request.idempotency;
     let attempt: string | undefined;
@@ -126,6 +146,74 @@ export class WebhookGate extends DurableObject<Env> {
   settle(txId: string): Outcome {
     return this.decide(txId, 'abort');
   }
+
+  // ---- the webhook's row ---------------------------------------------------------------------
+
+  private async currentHook(id: string): Promise<WebhookRow | null> {
+    if (this.hook !== undefined) return this.hook;
+    // A callback that throws would reset the whole object: failures come out as values.
+    const loaded = await this.ctx.blockConcurrencyWhile(async () => {
+      try {
+        // Another call may have loaded it (or changed it) while this one waited.
+        if (this.hook === undefined) this.hook = (await findWebhookByUrlId(createDb(this.env.DB), id)) ?? null;
+        return { ok: true as const, hook: this.hook };
+      } catch (err) {
+        return { ok: false as const, err };
+      }
+    });
+    if (!loaded.ok) throw loaded.err;
+    return loaded.hook;
+  }
+
+  /** Runs one change of the row in D1, nothing else running meanwhile; an unknown outcome drops the copy. */
+  private async change<T>(apply: () => Promise<T>): Promise<T> {
+    const done = await this.ctx.blockConcurrencyWhile(async () => {
+      try {
+        return { ok: true as const, value: await apply() };
+      } catch (err) {
+        this.hook = undefined;
+        return { ok: false as const, err };
+      }
+    });
+    if (!done.ok) throw done.err;
+    return done.value;
+  }
+
+  /** PATCH: returns the new row, or undefined if there is no such webhook. */
+  update(id: string, patch: WebhookPatch): Promise<WebhookRow | undefined> {
+    return this.change(async () => {
+      const db = createDb(this.env.DB);
+      const before = await getWebhook(db, id);
+      if (!before) {
+        this.hook = null;
+        return undefined;
+      }
+      // Strictly later than the version it replaces, even within one millisecond.
+      const updatedAt = new Date(Math.max(Date.now(), Date.parse(before.updatedAt) + 1)).toISOString();
+      const row = await updateWebhook(db, before, patch, updatedAt);
+      this.hook = row ?? null;
+      return row;
+    });
+  }
+
+  /** New id: this gate's webhook is gone (the new id has its own gate, which loads the row). */
+  rotate(id: string): Promise<WebhookRow | undefined> {
+    return this.change(async () => {
+      const row = await rotateWebhook(createDb(this.env.DB), id);
+      this.hook = null;
+      return row;
+    });
+  }
+
+  remove(id: string): Promise<boolean> {
+    return this.change(async () => {
+      const deleted = await deleteWebhook(createDb(this.env.DB), id);
+      this.hook = null;
+      return deleted;
+    });
+  }
+
+  // ---- expiry --------------------------------------------------------------------------------
 
   private ensureAlarm(at: number): void {
     if (this.alarmAt !== null && this.alarmAt <= at) return;

@@ -23,6 +23,7 @@ import { signatureMatches } from './integrations/signature';
 import { CHAT_LIMITS, codePointLength, isUuid } from './limits';
 import { renderMarkdown } from './markdown';
 import { routeMessage } from './routing';
+import { forgetWebhook, knownWebhook, rememberWebhook } from './webhook-cache';
 import type { Admission } from './webhook-gate';
 import { findWebhookByUrlId, type WebhookRow } from './webhooks.store';
 
@@ -65,7 +66,7 @@ const wellFormedId = createMiddleware<AppEnv>(async (c, next) => {
   await next();
 });
 
-function admissionError(admission: Exclude<Admission, { kind: 'go' | 'replay' }>): ApiError {
+function admissionError(admission: Exclude<Admission, { kind: 'go' | 'replay' | 'stale' }>): ApiError {
   switch (admission.kind) {
     case 'limited':
       return new ApiError(429, 'too.many.requests', 'This webhook is over its rate limit.', [], {
@@ -78,13 +79,70 @@ function admissionError(admission: Exclude<Admission, { kind: 'go' | 'replay' }>
   }
 }
 
-/** The webhook for this URL, or undefined; 503 when the store cannot be asked. */
-async function findHook(c: { var: AppEnv['Variables'] }, id: string): Promise<WebhookRow | undefined> {
-  try {
-    return await findWebhookByUrlId(c.var.db, id);
-  } catch (err) {
-    console.error('webhook lookup failed', err);
-    throw storeUnavailable();
+/** The gate's copy of the webhook differs from the one this attempt used: run again on the gate's. */
+class StaleWebhook extends Error {
+  constructor(readonly hook: WebhookRow | null) {
+    super('stale webhook copy');
+  }
+}
+
+/** A success that would rest on the isolate's unchecked copy: get the row from D1 and answer again. */
+class Unverified extends Error {
+  constructor() {
+    super('answer needs a verified webhook');
+  }
+}
+
+/** A 4xx answer (or an unverified success) that may rest on the copy; failures (5xx) are not tried again. */
+function isRefusal(err: unknown): boolean {
+  return err instanceof Unverified || (err instanceof ApiError && err.status < 500);
+}
+
+/** Attempts of one post: the first may use the isolate's copy, later ones use the gate's answer. */
+const MAX_ATTEMPTS = 3;
+
+/**
+ * One post's view of its webhook and body. The row comes from the isolate's cache (webhook-cache.ts)
+ * when it has it, else from D1; either way the gate checks its version before the post is admitted
+ * (`verified`), and a refusal made on a cached copy before that check is made again on a fresh one.
+ */
+class PostAttempt {
+  usedCache = false;
+  verified = false;
+
+  constructor(
+    private readonly c: Context<AppEnv>,
+    readonly id: string,
+    private readonly bodyOnce: () => Promise<Uint8Array>,
+    /** Given by the gate (null: no such webhook), or 'lookup' (D1) or 'cache' (the isolate's copy, else D1). */
+    private readonly source: WebhookRow | null | 'lookup' | 'cache',
+  ) {}
+
+  body(): Promise<Uint8Array> {
+    return this.bodyOnce();
+  }
+
+  /** The webhook for this URL, or undefined; 503 when the store cannot be asked. */
+  async hook(): Promise<WebhookRow | undefined> {
+    if (this.source === null) return undefined;
+    if (typeof this.source !== 'string') return this.source;
+    if (this.source === 'cache') {
+      const cached = knownWebhook(this.id);
+      if (cached) {
+        this.usedCache = true;
+        return cached;
+      }
+    }
+    let row: WebhookRow | undefined;
+    try {
+      row = await findWebhookByUrlId(this.c.var.db, this.id);
+    } catch (err) {
+      console.error('webhook lookup failed', err);
+      throw storeUnavailable();
+    }
+    if (row) rememberWebhook(this.id, row);
+    else forgetWebhook(this.id);
+    return row;
   }
 }
 
@@ -127,6 +185,12 @@ async function readBody(request: Request, maxBytes: number): Promise<Uint8Array>
   const declared = Number(request.headers.get('Content-Length') ?? NaN);
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
   if (!request.body) return new Uint8Array();
+  // A declared length within the limit is what the runtime delivers: read it in one native step.
+  if (Number.isFinite(declared)) {
+    const bytes = new Uint8Array(await request.arrayBuffer());
+    if (bytes.byteLength > maxBytes) throw tooLarge(maxBytes);
+    return bytes;
+  }
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -197,6 +261,7 @@ async function contentFingerprint(markdown: string, metadata: string | null): Pr
 
 async function store(
   c: Context<AppEnv>,
+  attempt: PostAttempt,
   hook: WebhookRow,
   markdown: string,
   metadata: string | null,
@@ -213,11 +278,17 @@ async function store(
   const gate = gateStub(c.env, hook.id);
   let admission: Admission;
   try {
-    admission = await gate.admit({ rateLimit: { burst: hook.rateBurst, perSecond: hook.ratePerSecond }, idempotency });
+    admission = await gate.admit({
+      webhook: { id: hook.id, version: hook.updatedAt },
+      rateLimit: { burst: hook.rateBurst, perSecond: hook.ratePerSecond },
+      idempotency,
+    });
   } catch (err) {
     console.error('webhook gate failed', err);
     throw storeUnavailable();
   }
+  if (admission.kind === 'stale') throw new StaleWebhook(admission.hook);
+  attempt.verified = true;
   if (admission.kind === 'replay') return respond(admission.status, admission.body, true);
   if (admission.kind !== 'go') throw admissionError(admission);
 
@@ -241,7 +312,14 @@ async function store(
 }
 
 /** A tool's own payload: translated, then posted like a generic one. */
-async function postNative(c: Context<AppEnv>, hook: WebhookRow, kind: NativeKind, post: NativePost, body: Uint8Array): Promise<Response> {
+async function postNative(
+  c: Context<AppEnv>,
+  attempt: PostAttempt,
+  hook: WebhookRow,
+  kind: NativeKind,
+  post: NativePost,
+  body: Uint8Array,
+): Promise<Response> {
   const header = (name: string) => c.req.header(name);
   const key = idempotencyKey(header);
   usable(hook);
@@ -253,6 +331,7 @@ async function postNative(c: Context<AppEnv>, hook: WebhookRow, kind: NativeKind
   }
   const answer: Answer = post.mediaType === 'text/xml' ? 'soap' : 'json';
   if (translation.kind === 'ignored') {
+    if (attempt.usedCache) throw new Unverified();
     if (answer === 'soap') return c.body(SOAP_ACK, 200, { 'Content-Type': 'text/xml; charset=utf-8' });
     return c.body(JSON.stringify({ deliveries: [], ignored: translation.reason }), 200, { 'Content-Type': 'application/json' });
   }
@@ -268,11 +347,35 @@ async function postNative(c: Context<AppEnv>, hook: WebhookRow, kind: NativeKind
       fingerprint: deliveryKey.contentMayChange ? id : await contentFingerprint(markdown, metadata),
     };
   }
-  return store(c, hook, markdown, metadata, idempotency, answer);
+  return store(c, attempt, hook, markdown, metadata, idempotency, answer);
 }
 
 export const webhookPostRoutes = new Hono<AppEnv>().post('/webhooks/api/v1/webhook/:id', wellFormedId, async (c) => {
   const id = c.req.param('id');
+  // Read at most once whatever the attempts (a rejection, e.g. 413, is the same for each).
+  let body: Promise<Uint8Array> | undefined;
+  const bodyOnce = () => (body ??= readBody(c.req.raw, CHAT_LIMITS.webhookBodyBytes));
+  let attempt = new PostAttempt(c, id, bodyOnce, 'cache');
+  for (let n = 1; ; n++) {
+    try {
+      return await post(c, attempt);
+    } catch (err) {
+      if (err instanceof StaleWebhook) {
+        if (err.hook) rememberWebhook(id, err.hook);
+        else forgetWebhook(id);
+        if (n >= MAX_ATTEMPTS) throw storeUnavailable();
+        attempt = new PostAttempt(c, id, bodyOnce, err.hook);
+      } else if (attempt.usedCache && !attempt.verified && n < MAX_ATTEMPTS && isRefusal(err)) {
+        // Refused on the isolate's copy: that copy may be stale, so refuse (or not) on D1's.
+        attempt = new PostAttempt(c, id, bodyOnce, 'lookup');
+      } else {
+        throw err;
+      }
+    }
+  }
+});
+
+async function post(c: Context<AppEnv>, attempt: PostAttempt): Promise<Response> {
   const header = (name: string) => c.req.header(name);
   const contentType = c.req.header('Content-Type') ?? '';
   const format = bodyFormat(contentType);
@@ -280,15 +383,15 @@ export const webhookPostRoutes = new Hono<AppEnv>().post('/webhooks/api/v1/webho
 
   if (format !== 'application/json') {
     // Only a tool's own payload comes as a form or XML; which kinds take it is the webhook's to say.
-    const hook = await findHook(c, id);
+    const hook = await attempt.hook();
     if (!hook || !isNativeKind(hook.kind) || !NATIVE_MEDIA_TYPES[hook.kind].includes(format)) {
       throw unsupportedMediaType(contentType, hook && isNativeKind(hook.kind) ? hook.kind : undefined);
     }
-    const body = await readBody(c.req.raw, CHAT_LIMITS.webhookBodyBytes);
-    return postNative(c, hook, hook.kind, { mediaType: format, text: new TextDecoder().decode(body), header }, body);
+    const body = await attempt.body();
+    return postNative(c, attempt, hook, hook.kind, { mediaType: format, text: new TextDecoder().decode(body), header }, body);
   }
 
-  const body = await readBody(c.req.raw, CHAT_LIMITS.webhookBodyBytes);
+  const body = await attempt.body();
   const text = new TextDecoder().decode(body);
   const json = parseJson(text);
   const generic = webhookMessageSchema.safeParse(json);
@@ -296,15 +399,15 @@ export const webhookPostRoutes = new Hono<AppEnv>().post('/webhooks/api/v1/webho
     // The generic body: answered exactly as before native payloads existed (validation, then the key, then the webhook).
     const { message, metadata = null } = generic.data;
     const key = idempotencyKey(header);
-    const hook = usable(await findHook(c, id));
+    const hook = usable(await attempt.hook());
     await verifySignature(hook, body, header);
     const idempotency = key === undefined ? undefined : { key, fingerprint: await contentFingerprint(message, metadata) };
-    return store(c, hook, message, metadata, idempotency, 'json');
+    return store(c, attempt, hook, message, metadata, idempotency, 'json');
   }
   // A broken generic body gets the answer it always got, whatever the webhook.
   if (isGenericAttempt(json)) throw issuesToError(generic.error.issues);
-  const hook = await findHook(c, id);
+  const hook = await attempt.hook();
   // So does anything else sent to an unknown or generic webhook; a tool's webhook reads its own payload.
   if (!hook || !isNativeKind(hook.kind)) throw issuesToError(generic.error.issues);
-  return postNative(c, hook, hook.kind, { mediaType: format, text, json, header }, body);
-});
+  return postNative(c, attempt, hook, hook.kind, { mediaType: format, text, json, header }, body);
+}

@@ -10,17 +10,9 @@ import { validJson } from '../http/validate';
 import { takesSecret } from './integrations';
 import { CHAT_LIMITS, isUuid, RATE_LIMIT_MAX, WEBHOOK_KINDS } from './limits';
 import { uuidParam } from './params';
+import { gateStub } from './deliver';
 import { existingRoomIds } from './rooms.store';
-import {
-  createWebhook,
-  deleteWebhook,
-  getWebhook,
-  listWebhooks,
-  rotateWebhook,
-  updateWebhook,
-  webhookView,
-  type WebhookRow,
-} from './webhooks.store';
+import { createWebhook, getWebhook, listWebhooks, webhookView, type WebhookRow } from './webhooks.store';
 
 const roomIdField = z.string().refine(isUuid, { message: 'must be a room id (UUID)' });
 
@@ -130,17 +122,20 @@ export const webhooksRoutes = new Hono<AppEnv>()
       throw ApiError.invalidValue('kind', `kind: this webhook has a secret, which a ${kind} webhook cannot check; send "secret": null with the new kind.`);
     }
     await assertRoomsExist(c.var.db, patch.roomId, patch.mappings);
-    const row = await updateWebhook(c.var.db, current, patch);
+    // Changes go through the webhook's gate, which keeps the copy the post path uses.
+    const row = await gateStub(c.env, current.id).update(current.id, patch);
     if (!row) throw notFound();
     return c.json(webhookView(row, origin(c.req.url)));
   })
   .delete('/api/v1/webhooks/:id', admin, webhookId, async (c) => {
-    if (!(await deleteWebhook(c.var.db, c.req.param('id')))) throw notFound();
+    const id = c.req.param('id');
+    if (!(await gateStub(c.env, id).remove(id))) throw notFound();
     return c.body(null, 204);
   })
   /** New id (and URL); the old URL answers 404 from this moment. Messages keep the id they were posted with. */
   .post('/api/v1/webhooks/:id/rotate', admin, webhookId, async (c) => {
-    const row = await rotateWebhook(c.var.db, c.req.param('id'));
+    const id = c.req.param('id');
+    const row = await gateStub(c.env, id).rotate(id);
     if (!row) throw notFound();
     return c.json(webhookView(row, origin(c.req.url)));
   });

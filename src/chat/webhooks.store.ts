@@ -89,7 +89,13 @@ export async function findWebhookByUrlId(db: Db, urlId: string): Promise<Webhook
   return db.select().from(webhooks).where(eq(webhooks.idHash, await sha256Hex(urlId))).get();
 }
 
-export async function updateWebhook(db: Db, current: WebhookRow, patch: WebhookPatch): Promise<WebhookRow | undefined> {
+/** Made by the webhook's gate (webhook-gate.ts), which keeps its copy of the row and picks `updatedAt`. */
+export async function updateWebhook(
+  db: Db,
+  current: WebhookRow,
+  patch: WebhookPatch,
+  updatedAt = new Date().toISOString(),
+): Promise<WebhookRow | undefined> {
   const { rateLimit, ...rest } = patch;
   return db
     .update(webhooks)
@@ -97,14 +103,14 @@ export async function updateWebhook(db: Db, current: WebhookRow, patch: WebhookP
       ...rest,
       ...(rateLimit?.burst !== undefined ? { rateBurst: rateLimit.burst } : {}),
       ...(rateLimit?.perSecond !== undefined ? { ratePerSecond: rateLimit.perSecond } : {}),
-      updatedAt: new Date().toISOString(),
+      updatedAt,
     })
     .where(eq(webhooks.id, current.id))
     .returning()
     .get();
 }
 
-/** Gives the webhook a fresh id; the old URL stops matching with this one UPDATE. */
+/** Gives the webhook a fresh id; the old URL stops matching with this one UPDATE. Made by the webhook's gate. */
 export async function rotateWebhook(db: Db, id: string): Promise<WebhookRow | undefined> {
   const next = crypto.randomUUID();
   return db

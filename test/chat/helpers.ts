@@ -77,7 +77,7 @@ export class Viewer {
       const data = typeof event.data === 'string' ? event.data : '';
       this.raw.push(data);
       const frame = decodeServerFrame(data);
-      if (frame?.type === 'message') this.messages.push(frame.message);
+      if (frame?.type === 'messages') this.messages.push(...frame.messages);
       else if (frame?.type === 'ready') {
         this.readyAt = this.messages.length;
         this.readyLastSeq = frame.lastSeq;

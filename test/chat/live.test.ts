@@ -56,6 +56,43 @@ describe('live viewers', () => {
     viewers.forEach((v) => v.close());
   });
 
+  it('sends messages committed close together in one frame per viewer, each message once, in order', async () => {
+    const { roomId } = await roomWithWebhook();
+    const viewer = await Viewer.open(roomId);
+    await viewer.ready();
+    const room = env.ROOMS.get(env.ROOMS.idFromName(roomId));
+    const draft = (i: number) => ({ id: crypto.randomUUID(), webhookId: crypto.randomUUID(), markdown: `m${i}`, html: `<p>m${i}</p>`, metadata: null, dedupe: false });
+    // 100 calls in flight at once: the room takes them one after another, faster than its 0 ms timer.
+    const deliveries = await Promise.all(range(1, 100).map((i) => room.append(roomId, draft(i))));
+    expect(deliveries.map((d) => d.seq).sort((a, b) => a - b)).toEqual(range(1, 100));
+    await viewer.untilSeq(100);
+    expect(viewer.seqs()).toEqual(range(1, 100));
+    const frames = viewer.raw.filter((f) => f.startsWith('{"type":"messages"'));
+    expect(frames.length).toBeLessThan(100);
+    for (const frame of frames) expect(JSON.parse(frame).messages.length).toBeGreaterThan(0);
+    viewer.close();
+  });
+
+  it('has no gap or duplicate at the seam when viewers join while messages are waiting to be sent', async () => {
+    const { roomId } = await roomWithWebhook();
+    const live = await Viewer.open(roomId);
+    await live.ready();
+    const room = env.ROOMS.get(env.ROOMS.idFromName(roomId));
+    const draft = (i: number) => ({ id: crypto.randomUUID(), webhookId: crypto.randomUUID(), markdown: `m${i}`, html: `<p>m${i}</p>`, metadata: null, dedupe: false });
+    // Appends and upgrades interleave in the room's queue: some viewers go live with messages pending.
+    const appends: Promise<unknown>[] = [];
+    const joining: Promise<Viewer>[] = [];
+    for (let i = 1; i <= 150; i++) {
+      appends.push(room.append(roomId, draft(i)));
+      if (i % 15 === 0) joining.push(Viewer.open(roomId, { query: '?after=0' }));
+    }
+    await Promise.all(appends);
+    const viewers = [live, ...(await Promise.all(joining))];
+    await Promise.all(viewers.map((v) => v.untilSeq(150)));
+    for (const viewer of viewers) expect(viewer.seqs()).toEqual(range(1, 150));
+    viewers.forEach((v) => v.close());
+  });
+
   it('replays the latest n with tail=n, and only live messages without after or tail', async () => {
     const { roomId, hook } = await roomWithWebhook();
     for (const i of range(1, 5)) await postOk(hook.id, `m${i}`);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { codePointLength, isUuid } from '../../src/chat/limits';
-import { decodeServerFrame, encodeFrame, PROTOCOL } from '../../src/chat/protocol';
+import { decodeServerFrame, encodeFrame, encodeMessageFrames, FRAME_BUDGET_CHARS, PROTOCOL } from '../../src/chat/protocol';
 
 const message = {
   id: '0f0e0d0c-0b0a-4909-8807-060504030201',
@@ -14,17 +14,40 @@ const message = {
 };
 
 describe('the wire protocol', () => {
-  it('encodes frames as the JSON the issue specifies', () => {
-    expect(JSON.parse(encodeFrame({ type: 'message', message }))).toEqual({ type: 'message', message });
+  it('encodes frames as the JSON the README documents', () => {
+    expect(JSON.parse(encodeFrame({ type: 'messages', messages: [message] }))).toEqual({ type: 'messages', messages: [message] });
     expect(encodeFrame({ type: 'ready', lastSeq: 12 })).toBe('{"type":"ready","lastSeq":12}');
   });
 
   it('decodes what it encodes and nothing malformed', () => {
-    expect(decodeServerFrame(encodeFrame({ type: 'message', message }))).toEqual({ type: 'message', message });
+    const two = [message, { ...message, seq: 8 }];
+    expect(decodeServerFrame(encodeFrame({ type: 'messages', messages: two }))).toEqual({ type: 'messages', messages: two });
     expect(decodeServerFrame('{"type":"ready","lastSeq":0}')).toEqual({ type: 'ready', lastSeq: 0 });
-    for (const bad of ['', 'not json', '[]', 'null', PROTOCOL.pong, '{"type":"ready","lastSeq":"1"}', JSON.stringify({ type: 'message', message: { ...message, seq: 1.5 } })]) {
-      expect(decodeServerFrame(bad)).toBeUndefined();
-    }
+    const bad = [
+      '', 'not json', '[]', 'null', PROTOCOL.pong, '{"type":"ready","lastSeq":"1"}',
+      JSON.stringify({ type: 'messages', messages: [{ ...message, seq: 1.5 }] }),
+      JSON.stringify({ type: 'messages', messages: [message, { ...message, html: 3 }] }),
+      JSON.stringify({ type: 'messages', messages: [] }),
+      JSON.stringify({ type: 'messages', messages: message }),
+      // The version 1 single-message frame is no longer sent.
+      JSON.stringify({ type: 'message', message }),
+    ];
+    for (const frame of bad) expect(decodeServerFrame(frame)).toBeUndefined();
+  });
+
+  it('packs messages into as few frames as the budget allows, in order, each message once', () => {
+    const small = Array.from({ length: 300 }, (_, i) => ({ ...message, seq: i + 1 }));
+    expect(encodeMessageFrames(small).map((f) => JSON.parse(f))).toEqual([{ type: 'messages', messages: small }]);
+
+    // 100,000-character messages: two fit under a 262,144 budget, a third does not.
+    const big = Array.from({ length: 5 }, (_, i) => ({ ...message, seq: i + 1, markdown: 'x'.repeat(50_000), html: 'y'.repeat(50_000) }));
+    const frames = encodeMessageFrames(big);
+    expect(frames.map((f) => (JSON.parse(f) as { messages: { seq: number }[] }).messages.map((m) => m.seq))).toEqual([[1, 2], [3, 4], [5]]);
+
+    // Larger than the whole budget: alone in its frame, never dropped.
+    const huge = [{ ...message, seq: 1 }, { ...message, seq: 2, html: 'z'.repeat(FRAME_BUDGET_CHARS + 1) }, { ...message, seq: 3 }];
+    expect(encodeMessageFrames(huge).map((f) => (JSON.parse(f) as { messages: { seq: number }[] }).messages.map((m) => m.seq))).toEqual([[1], [2], [3]]);
+    expect(encodeMessageFrames([])).toEqual([]);
   });
 
   it('has a heartbeat pair that is itself JSON', () => {

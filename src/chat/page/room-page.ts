@@ -187,7 +187,7 @@ export const ROOM_SCRIPT = `'use strict';
       lastHeard = Date.now();
       let frame;
       try { frame = JSON.parse(event.data); } catch { return; }
-      if (frame.type === P.frames.message) render(frame.message);
+      if (frame.type === P.frames.messages) frame.messages.forEach(render);
       else if (frame.type === P.frames.ready) { attempts = 0; setState('Live', 'live'); older.hidden = firstSeq() <= 1; }
     });
     ws.addEventListener('close', (event) => {

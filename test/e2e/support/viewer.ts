@@ -1,6 +1,6 @@
 /**
  * A room viewer in Node that keeps watching through drops and restarts, reconnecting with
- * `after=<last seq received>` as the README tells clients to. It records every message frame it is
+ * `after=<last seq received>` as the README tells clients to. It records every message (from its `messages` frames) it is
  * sent, across all its connections, so a test can check "each message exactly once, in seq order".
  *
  * WebSocket client: Miniflare's `fetch` (miniflare is a direct devDependency; Node 20 has no global
@@ -13,7 +13,7 @@ import { decodeServerFrame } from '../../../src/chat/protocol';
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class RoomViewer {
-  /** Every message frame received, in arrival order, over all connections. */
+  /** Every message received, in arrival order, over all connections. */
   readonly received: ChatMessage[] = [];
   /** Frames that broke the order (seq not last + 1) as they arrived; must stay empty. */
   readonly outOfOrder: string[] = [];
@@ -105,10 +105,12 @@ export class RoomViewer {
     this.afters.push(after);
     ws.addEventListener('message', (event) => {
       const frame = typeof event.data === 'string' ? decodeServerFrame(event.data) : undefined;
-      if (frame?.type !== 'message') return;
-      const expected = this.lastSeq + 1;
-      if (frame.message.seq !== expected) this.outOfOrder.push(`got seq ${frame.message.seq}, expected ${expected} (connection ${this.connections}, after=${after})`);
-      this.received.push(frame.message);
+      if (frame?.type !== 'messages') return;
+      for (const message of frame.messages) {
+        const expected = this.lastSeq + 1;
+        if (message.seq !== expected) this.outOfOrder.push(`got seq ${message.seq}, expected ${expected} (connection ${this.connections}, after=${after})`);
+        this.received.push(message);
+      }
     });
     ws.addEventListener('close', () => {
       if (this.socket !== ws) return;
