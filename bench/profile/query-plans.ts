@@ -4,8 +4,9 @@
  * Where the time of queries a–d goes inside SQLite: takes the SQL the Worker's rollup reader
  * sends from src's own builder (`rollupQuery` in src/analytics/query/query.store.ts; the bucket plan
  * and rollup choice use src's pure functions too), prints EXPLAIN QUERY PLAN, rows
- * read, rows returned and the SQL time with better-sqlite3 on the local D1 file (no Worker, no
- * HTTP, no JSON). The gap between this and the end-to-end time is the Worker's own share.
+ * read, rows returned (cells packed as JSON chunks) and the SQL time with better-sqlite3 on the
+ * local D1 file (no Worker, no HTTP). The gap between this and the end-to-end time is the Worker's
+ * own share plus D1's transfer.
  * Run it while no `wrangler dev` uses the database.
  */
 import Database from 'better-sqlite3';
@@ -14,7 +15,7 @@ import path from 'node:path';
 import { DIMENSIONS, METRIC_INDEX, type Dimension } from '../../src/analytics/catalog';
 import { Aggregation } from '../../src/analytics/query/aggregate';
 import { rollupQuery } from '../../src/analytics/query/query.store';
-import { RESOLUTIONS_MINUTES, ROLLUPS } from '../../src/analytics/rollups';
+import { pickRollup } from '../../src/analytics/rollups';
 import { alignedTo, planBuckets, type BucketPlan } from '../../src/analytics/query/interval';
 import { agents, DATA_DIR, FULL_SIM, QUICK_SIM, specKey } from '../lib/sim';
 import { d1File } from '../lib/sqlite-file';
@@ -22,17 +23,18 @@ import { timeRuns } from '../lib/stats';
 import { benchQueries, type BenchQuery } from '../peers/queries';
 
 /** The statement readRollup would run for `q` (src's own builder), or undefined when the query goes to raw rows. */
-export function rollupSql(q: BenchQuery): { sql: string; params: unknown[]; source: string; plan: BucketPlan } | undefined {
+export function rollupSql(q: BenchQuery): { sql: string; params: unknown[]; source: string; plan: BucketPlan; scanned: string } | undefined {
   const plan = planBuckets({ interval: q.body.interval, granularity: q.body.granularity, timeZone: q.body.timeZone });
   const predicates = (q.body.filter?.predicates ?? []) as { dimension: Dimension; value: string }[];
   const dimensions = new Set<Dimension>(['mediaType', ...((q.body.groupBy ?? []) as Dimension[]), ...predicates.map((p) => p.dimension)]);
-  const rollup = ROLLUPS.find((r) => [...dimensions].every((d) => r.dims.some((x) => x.dim === d)));
-  const res = RESOLUTIONS_MINUTES.find((m) => alignedTo(plan, m * 60_000));
-  if (!rollup || res === undefined) return undefined;
+  const picked = pickRollup(dimensions, (m) => alignedTo(plan, m * 60_000));
+  if (!picked) return undefined;
+  const { rollup, res } = picked;
   const metrics = Aggregation.metricsToRead({ metrics: q.body.metrics?.map((n) => METRIC_INDEX.get(n)!) });
-  const { sql, params } = rollupQuery({ plan, metrics, dimensions, pushdown: predicates, needsValues: false }, rollup, res);
+  const { sql, params, scanned } = rollupQuery({ plan, metrics, dimensions, pushdown: predicates, needsValues: false }, rollup, res);
   // Each numbered parameter appears once, in order: plain `?` for better-sqlite3.
-  return { sql: sql.replace(/\?\d+/g, '?'), params, source: `rollup:${rollup.table}@${res}`, plan };
+  const plain = (text: string) => text.replace(/\?\d+/g, '?');
+  return { sql: plain(sql), params, source: `rollup:${rollup.table}@${res}`, plan, scanned: plain(scanned) };
 }
 
 async function main(): Promise<void> {
@@ -50,12 +52,13 @@ async function main(): Promise<void> {
     }
     const stmt = db.prepare(built.sql);
     const plan = (db.prepare(`EXPLAIN QUERY PLAN ${built.sql}`).all(...built.params) as { detail: string }[]).map((r) => r.detail);
-    const rows = stmt.raw(true).all(...built.params).length;
+    const result = stmt.raw(true).all(...built.params) as [number, string][];
+    const rows = result.length;
+    const cells = result.reduce((n, [slot, json]) => n + (slot === -1 ? 0 : (JSON.parse(json) as unknown[]).length), 0);
     // Rows the scan touches: the same WHERE, counted.
-    const from = /FROM (agg_\w+) WHERE (.*)\n\s*GROUP BY/s.exec(built.sql)!;
-    const scanned = (db.prepare(`SELECT count(*) AS n FROM ${from[1]} WHERE ${from[2]}`).get(...built.params) as { n: number }).n;
+    const scanned = (db.prepare(`SELECT count(*) AS n FROM ${built.scanned}`).get(...built.params) as { n: number }).n;
     const t = await timeRuns(async () => stmt.raw(true).all(...built.params), { warmup: 2, minRuns: 20, maxRuns: 20, budgetMs: 0 });
-    console.log(`  source ${built.source}; ${built.plan.boundaries.length - 1} buckets; rows scanned ${scanned}, rows returned ${rows}`);
+    console.log(`  source ${built.source}; ${built.plan.boundaries.length - 1} buckets; rows scanned ${scanned}, rows returned ${rows} (${cells} cells)`);
     console.log(`  SQL alone (better-sqlite3): p50 ${t.p50.toFixed(2)} ms, p95 ${t.p95.toFixed(2)} ms`);
     console.log(`  plan:\n    ${plan.join('\n    ')}`);
   }

@@ -28,7 +28,8 @@ export const settings = sqliteTable('settings', {
 // Conversation observations.
 //
 // `conversations` is the raw store: one row per conversation holding every observation derived
-// from it (compact JSON, see analytics/ingest/observation-codec.ts). It is the idempotency index
+// from it (a compact binary BLOB; rows written before migration 0003 hold JSON text; see
+// analytics/ingest/observation-codec.ts, and a TEXT column keeps a BLOB as is). It is the idempotency index
 // (an observation's key lives in its conversation's row) and the source for queries that the
 // rollups cannot answer. Rows are found by time through `first_emit`.
 // ---------------------------------------------------------------------------------------------
@@ -57,9 +58,12 @@ export const dimValues = sqliteTable(
 );
 
 /**
- * Pre-aggregated rollups, time-partitioned by `slot` (UTC epoch ms of the cell's start) at three
- * resolutions (`res`: slot width in minutes: 15, 60, 1440). A dimension id of 0 means "absent".
- * count/sum/min/max stay exact because ingest only ever adds observations it has not seen.
+ * Pre-aggregated rollups, time-partitioned by `slot` (UTC epoch ms of the cell's start) at the
+ * resolutions analytics/rollups.ts gives each (`res`: slot width in minutes: 15, 60, 1440; agg_user
+ * only 60 and 1440). A dimension id of 0 means "absent". count/sum/min/max stay exact because ingest
+ * only ever adds observations it has not seen. The tables are WITHOUT ROWID (clustered on the primary
+ * key, which drizzle cannot declare: see migrations/0003_rollups_without_rowid.sql); a change to them
+ * needs a hand-written migration that keeps that.
  */
 const cellColumns = {
   res: integer('res').notNull(),

@@ -2,20 +2,313 @@ import { DIMENSIONS } from '../catalog';
 import type { DimValues, Observation } from './to-observations';
 
 /**
- * Compact JSON for the observations of one conversation (the `conversations.data` column):
- * `{"s": [strings], "o": [metric, emit - base, value, dim_0 … dim_13, metric, …]}` where each dim is
- * 1 + its index in `s`, or 0 when absent. Strings repeat heavily inside a conversation (ids, queue,
- * media), so each is written once.
+ * The observations of one conversation, as stored in `conversations.data`.
+ *
+ * Current format (a BLOB, version byte 1), all integers unsigned LEB128 varints:
+ *   1 · strings: n, then per string a head h: 0 = the row's own id (the conversationId), 1 = a
+ *       lowercase UUID in 16 bytes, 2 = WORDS[next varint], 3 = a length and that many bytes of a
+ *       JSON string literal (strings with surrogates: UTF-8 cannot hold a lone one), h ≥ 4 = h − 4
+ *       bytes of UTF-8
+ *     · dimension tuples: n, then per tuple a bit mask of the DIMENSIONS entries that differ from the
+ *       previous tuple (the first: from all absent), and for each of those its ref (0 = absent, else
+ *       1 + index of its string)
+ *     · observations: n, then per observation metric, tuple, zigzag(emit − previous emit, the first
+ *       against `base` = the row's first_emit), value
+ * Inside a conversation the same few dimension tuples repeat for every metric of a session, and most
+ * strings are UUIDs, so this is about a third of the JSON below. D1 carries parameters and results as
+ * JSON, where a BLOB is an array of numbers; so the blob travels as hex text (`unhex(?)` on write,
+ * `hex(data)` on read, see DATA_SQL).
+ *
+ * Earlier rows hold TEXT JSON `{"s": [strings], "o": [metric, emit − base, value, 14 dim refs, …]}`
+ * (refs 1 + index into s, 0 = absent). They are still read (a hex string never starts with `{`),
+ * and are rewritten in the current format the next time their conversation gets new observations.
+ *
+ * STORAGE FORMAT: WORDS is part of it. Append only; never reorder.
  */
-interface Encoded {
-  s: string[];
-  o: number[];
+const VERSION = 1;
+const WORDS = [
+  'inbound', 'outbound',
+  'voice', 'chat', 'email', 'callback', 'message', 'screenshare', 'cobrowse', 'video',
+  'acd', 'agent', 'api', 'botflow', 'campaign', 'customer', 'dialer', 'external', 'fax', 'group', 'ivr',
+  'manual', 'station', 'user', 'voicemail', 'workflow',
+  'client', 'peer', 'system', 'transfer', 'endpoint', 'error', 'timeout', 'spam', 'other',
+] as const;
+const WORD_INDEX = new Map<string, number>(WORDS.map((w, i) => [w, i]));
+
+/** The `data` column as the decoder wants it (hex for blobs, the JSON text as is for old rows). */
+export const DATA_SQL = `CASE WHEN typeof(data) = 'blob' THEN hex(data) ELSE data END`;
+
+const D = DIMENSIONS.length;
+// Tuple masks are 31-bit integers; more dimensions would need a wider mask (a new VERSION).
+if (D > 31) throw new Error('observation codec: too many dimensions for the tuple mask');
+/** A lowercase UUID (8-4-4-4-12 hex digits), the only form that survives 16 bytes and back unchanged. */
+function isUuid(s: string): boolean {
+  if (s.length !== 36) return false;
+  for (let i = 0; i < 36; i++) {
+    const c = s.charCodeAt(i);
+    if (i === 8 || i === 13 || i === 18 || i === 23) {
+      if (c !== 45) return false;
+    } else if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false;
+  }
+  return true;
+}
+const HEX: string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+const NIBBLE = new Int8Array(128).fill(-1);
+for (let i = 0; i < 16; i++) {
+  NIBBLE['0123456789abcdef'.charCodeAt(i)] = i;
+  NIBBLE['0123456789ABCDEF'.charCodeAt(i)] = i;
+}
+const utf8 = new TextEncoder();
+// ignoreBOM: keep a leading U+FEFF (a legitimate character of a value) instead of dropping it.
+const fromUtf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
+
+/** One scratch buffer for every encode (the Worker is single-threaded); grown on demand. */
+let scratch = new Uint8Array(4096);
+let length = 0;
+
+function ensure(extra: number): void {
+  if (length + extra <= scratch.length) return;
+  const grown = new Uint8Array(Math.max(scratch.length * 2, length + extra));
+  grown.set(scratch.subarray(0, length));
+  scratch = grown;
 }
 
-const STRIDE = 3 + DIMENSIONS.length;
+/** Non-negative integers up to 2^53 (plain arithmetic: bitwise operators stop at 2^31). */
+function varint(n: number): void {
+  ensure(8);
+  while (n >= 0x80) {
+    scratch[length++] = (n % 0x80) | 0x80;
+    n = Math.floor(n / 0x80);
+  }
+  scratch[length++] = n;
+}
 
-export function encodeObservations(observations: readonly Observation[], base: number): string {
+const HEX_CODES = new Uint8Array(512);
+for (let i = 0; i < 256; i++) {
+  HEX_CODES[2 * i] = HEX[i]!.charCodeAt(0);
+  HEX_CODES[2 * i + 1] = HEX[i]!.charCodeAt(1);
+}
+
+function scratchHex(): string {
+  const out = new Uint8Array(length * 2);
+  for (let i = 0; i < length; i++) {
+    const b = scratch[i]! * 2;
+    out[2 * i] = HEX_CODES[b]!;
+    out[2 * i + 1] = HEX_CODES[b + 1]!;
+  }
+  return fromUtf8.decode(out);
+}
+
+function writeString(s: string): void {
+  let ascii = true;
+  let surrogates = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x80) ascii = false;
+    if (c >= 0xd800 && c <= 0xdfff) surrogates = true;
+  }
+  if (ascii) {
+    varint(s.length + 4);
+    ensure(s.length);
+    for (let i = 0; i < s.length; i++) scratch[length++] = s.charCodeAt(i);
+    return;
+  }
+  // UTF-8 cannot hold a lone surrogate (JSON input can): such strings keep JSON's \u escapes.
+  const bytes = utf8.encode(surrogates ? JSON.stringify(s) : s);
+  if (surrogates) {
+    varint(3);
+    varint(bytes.length);
+  } else varint(bytes.length + 4);
+  ensure(bytes.length);
+  scratch.set(bytes, length);
+  length += bytes.length;
+}
+
+const zigzag = (n: number) => (n >= 0 ? n * 2 : -n * 2 - 1);
+const unzigzag = (z: number) => (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
+
+function sameRefs(a: number[], b: number[]): boolean {
+  for (let d = 0; d < D; d++) if (a[d] !== b[d]) return false;
+  return true;
+}
+
+/** The stored form of `observations` (of the conversation `id`), as hex text for `unhex(?)`. */
+export function encodeObservations(observations: readonly Observation[], base: number, id: string): string {
   const strings: string[] = [];
+  const stringIndex = new Map<string, number>();
+  const tuples: number[][] = [];
+  const obsTuple: number[] = new Array(observations.length);
+  let tupleIndex: Map<string, number> | undefined;
+  // Consecutive observations mostly share their dimensions (one session's metrics): compare with the
+  // previous one first, and search the few tuples of a conversation only when something changed.
+  let previousDims: DimValues | undefined;
+  let previousRefs: number[] = [];
+  for (let o = 0; o < observations.length; o++) {
+    const dims = observations[o]!.dims;
+    const refs: number[] = new Array(D);
+    for (let d = 0; d < D; d++) {
+      const value = dims[d];
+      if (value === undefined) refs[d] = 0;
+      else if (previousDims !== undefined && previousDims[d] === value) refs[d] = previousRefs[d]!;
+      else {
+        let i = stringIndex.get(value);
+        if (i === undefined) {
+          i = strings.push(value) - 1;
+          stringIndex.set(value, i);
+        }
+        refs[d] = i + 1;
+      }
+    }
+    let t = o > 0 && sameRefs(tuples[obsTuple[o - 1]!]!, refs) ? obsTuple[o - 1]! : -1;
+    if (t < 0) {
+      // Linear while small (the usual case); a keyed map bounds the work for huge conversations.
+      if (tuples.length <= 32) t = tuples.findIndex((known) => sameRefs(known, refs));
+      else {
+        tupleIndex ??= new Map(tuples.map((known, i) => [known.join(','), i]));
+        t = tupleIndex.get(refs.join(',')) ?? -1;
+      }
+    }
+    if (t < 0) {
+      t = tuples.push(refs) - 1;
+      tupleIndex?.set(refs.join(','), t);
+    }
+    obsTuple[o] = t;
+    previousDims = dims;
+    previousRefs = refs;
+  }
+
+  length = 0;
+  varint(VERSION);
+  varint(strings.length);
+  for (const s of strings) {
+    const word = WORD_INDEX.get(s);
+    if (s === id) varint(0);
+    else if (isUuid(s)) {
+      varint(1);
+      ensure(16);
+      for (let i = 0; i < 36; i += 2) {
+        if (s.charCodeAt(i) === 45) i++; // '-'
+        scratch[length++] = NIBBLE[s.charCodeAt(i)]! * 16 + NIBBLE[s.charCodeAt(i + 1)]!;
+      }
+    } else if (word !== undefined) {
+      varint(2);
+      varint(word);
+    } else writeString(s);
+  }
+  varint(tuples.length);
+  let before: number[] = new Array(D).fill(0);
+  for (const refs of tuples) {
+    let mask = 0;
+    for (let d = 0; d < D; d++) if (refs[d] !== before[d]) mask |= 1 << d;
+    varint(mask);
+    for (let d = 0; d < D; d++) if (refs[d] !== before[d]) varint(refs[d]!);
+    before = refs;
+  }
+  varint(observations.length);
+  let previous = base;
+  for (let o = 0; o < observations.length; o++) {
+    const obs = observations[o]!;
+    varint(obs.metric);
+    varint(obsTuple[o]!);
+    varint(zigzag(obs.emit - previous));
+    previous = obs.emit;
+    varint(obs.value);
+  }
+  return scratchHex();
+}
+
+/** The observations of a stored row: `data` as selected by DATA_SQL, `base` its first_emit, `id` its id. */
+export function decodeObservations(data: string, base: number, id: string): Observation[] {
+  return data.startsWith('{') ? decodeJson(data, base) : decodeBinary(hexBytes(data), base, id);
+}
+
+function hexBytes(hex: string): Uint8Array {
+  const out = new Uint8Array(hex.length >> 1);
+  for (let i = 0; i < out.length; i++) out[i] = NIBBLE[hex.charCodeAt(2 * i)]! * 16 + NIBBLE[hex.charCodeAt(2 * i + 1)]!;
+  return out;
+}
+
+function decodeBinary(bytes: Uint8Array, base: number, id: string): Observation[] {
+  let p = 0;
+  const varint = (): number => {
+    let n = 0;
+    let scale = 1;
+    for (;;) {
+      const b = bytes[p++];
+      if (b === undefined) throw new Error('observation codec: truncated data');
+      n += (b & 0x7f) * scale;
+      if (b < 0x80) return n;
+      scale *= 0x80;
+    }
+  };
+  if (bytes[p++] !== VERSION) throw new Error(`observation codec: unknown version ${bytes[0]}`);
+
+  const strings: string[] = new Array(varint());
+  for (let i = 0; i < strings.length; i++) {
+    const h = varint();
+    if (h === 0) strings[i] = id;
+    else if (h === 1) {
+      let hex = '';
+      for (let k = 0; k < 16; k++) hex += HEX[bytes[p + k]!];
+      p += 16;
+      strings[i] = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+    } else if (h === 2) strings[i] = WORDS[varint()]!;
+    else if (h === 3) {
+      const n = varint();
+      strings[i] = JSON.parse(fromUtf8.decode(bytes.subarray(p, p + n))) as string;
+      p += n;
+    } else {
+      strings[i] = fromUtf8.decode(bytes.subarray(p, p + h - 4));
+      p += h - 4;
+    }
+  }
+
+  const tuples: DimValues[] = new Array(varint());
+  let before: DimValues = new Array(D).fill(undefined);
+  for (let t = 0; t < tuples.length; t++) {
+    const mask = varint();
+    const dims: DimValues = before.slice();
+    for (let d = 0; d < D; d++) {
+      if (((mask >> d) & 1) === 0) continue;
+      const ref = varint();
+      dims[d] = ref === 0 ? undefined : strings[ref - 1];
+    }
+    tuples[t] = dims;
+    before = dims;
+  }
+
+  const out: Observation[] = new Array(varint());
+  let previous = base;
+  for (let i = 0; i < out.length; i++) {
+    const metric = varint();
+    const dims = tuples[varint()]!;
+    const emit = previous + unzigzag(varint());
+    previous = emit;
+    // Each observation gets its own dims array: callers may change theirs.
+    out[i] = { metric, emit, value: varint(), dims: dims.slice() };
+  }
+  return out;
+}
+
+const STRIDE = 3 + D;
+
+function decodeJson(data: string, base: number): Observation[] {
+  const { s, o } = JSON.parse(data) as { s: string[]; o: number[] };
+  const out: Observation[] = [];
+  for (let p = 0; p + STRIDE <= o.length; p += STRIDE) {
+    const dims: DimValues = new Array(D);
+    for (let d = 0; d < D; d++) {
+      const ref = o[p + 3 + d]!;
+      dims[d] = ref === 0 ? undefined : s[ref - 1];
+    }
+    out.push({ metric: o[p]!, emit: o[p + 1]! + base, value: o[p + 2]!, dims });
+  }
+  return out;
+}
+
+/** The previous format, kept so tests can store rows as older versions of ingest did. */
+export function encodeObservationsJson(observations: readonly Observation[], base: number): string {
+  const s: string[] = [];
   const index = new Map<string, number>();
   const o: number[] = [];
   for (const obs of observations) {
@@ -27,25 +320,11 @@ export function encodeObservations(observations: readonly Observation[], base: n
       }
       let i = index.get(value);
       if (i === undefined) {
-        i = strings.push(value) - 1;
+        i = s.push(value) - 1;
         index.set(value, i);
       }
       o.push(i + 1);
     }
   }
-  return JSON.stringify({ s: strings, o } satisfies Encoded);
-}
-
-export function decodeObservations(data: string, base: number): Observation[] {
-  const { s, o } = JSON.parse(data) as Encoded;
-  const out: Observation[] = [];
-  for (let p = 0; p + STRIDE <= o.length; p += STRIDE) {
-    const dims: DimValues = new Array(DIMENSIONS.length);
-    for (let d = 0; d < DIMENSIONS.length; d++) {
-      const ref = o[p + 3 + d]!;
-      dims[d] = ref === 0 ? undefined : s[ref - 1];
-    }
-    out.push({ metric: o[p]!, emit: o[p + 1]! + base, value: o[p + 2]!, dims });
-  }
-  return out;
+  return JSON.stringify({ s, o });
 }

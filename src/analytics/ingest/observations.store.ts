@@ -1,8 +1,10 @@
 import { ApiError } from '../../http/api-error';
-import { ROLLUPS, ROLLUP_DIMENSIONS, RESOLUTIONS_MINUTES, slotOf, type Rollup } from '../rollups';
-import { decodeObservations, encodeObservations } from './observation-codec';
+import type { Dimension } from '../catalog';
+import { dictionaryGuard, dictionaryIds, forgetDictionary } from '../dictionary';
+import { ROLLUPS, ROLLUP_DIMENSIONS, type Rollup } from '../rollups';
+import { DATA_SQL, decodeObservations, encodeObservations } from './observation-codec';
 import type { ConversationRecord } from './record.schema';
-import { observationKey, toObservations, type Observation } from './to-observations';
+import { ObservationKeys, toObservations, type Observation } from './to-observations';
 
 export interface IngestResult {
   conversations: number;
@@ -20,6 +22,7 @@ interface ConversationWrite {
   lastEmit: number;
   /** Version read before the merge (0 = new); the write must find it unchanged. */
   expectedVersion: number;
+  /** Encoded observations, hex (see observation-codec.ts). */
   data: string;
 }
 
@@ -53,13 +56,18 @@ export async function ingestRecords(d1: D1Database, records: ConversationRecord[
     if (plan.writes.length === 0) {
       return { conversations: byConversation.size, observations: 0, duplicates: plan.duplicates };
     }
+    const dims = await resolveDimensions(d1, plan.fresh);
     await options.afterPlan?.(attempt);
     try {
-      await d1.batch(buildStatements(d1, plan));
+      await d1.batch(buildStatements(d1, plan, dims));
       return { conversations: byConversation.size, observations: plan.fresh.length, duplicates: plan.duplicates };
     } catch (err) {
       const conflict = String(err).includes('ingest_guard_no_conflicts') || String(err).includes('UNIQUE constraint failed: conversations.id');
-      if (conflict && attempt < MAX_ATTEMPTS) continue;
+      if (conflict && attempt < MAX_ATTEMPTS) {
+        // The guard also fails on dictionary ids this isolate remembers but the database lacks.
+        forgetDictionary();
+        continue;
+      }
       console.error('ingest batch failed', err);
       throw new ApiError(503, 'service.unavailable', 'The observations could not be stored; nothing of this request was kept. Retry later.', [], {
         'Retry-After': '1',
@@ -73,7 +81,7 @@ async function planWrites(d1: D1Database, byConversation: Map<string, Observatio
   const existing = new Map<string, { firstEmit: number; version: number; data: string }>();
   for (const chunk of chunkJson(ids)) {
     const { results } = await d1
-      .prepare('SELECT id, first_emit, version, data FROM conversations WHERE id IN (SELECT value FROM json_each(?1))')
+      .prepare(`SELECT id, first_emit, version, ${DATA_SQL} AS data FROM conversations WHERE id IN (SELECT value FROM json_each(?1))`)
       .bind(chunk)
       .all<{ id: string; first_emit: number; version: number; data: string }>();
     for (const row of results) existing.set(row.id, { firstEmit: row.first_emit, version: row.version, data: row.data });
@@ -84,17 +92,13 @@ async function planWrites(d1: D1Database, byConversation: Map<string, Observatio
   let duplicates = 0;
   for (const [id, incoming] of byConversation) {
     const row = existing.get(id);
-    const stored = row ? decodeObservations(row.data, row.firstEmit) : [];
-    const seen = new Set(stored.map(observationKey));
+    const stored = row ? decodeObservations(row.data, row.firstEmit, id) : [];
+    const seen = new ObservationKeys();
+    for (const obs of stored) seen.add(obs);
     const added: Observation[] = [];
     for (const obs of incoming) {
-      const key = observationKey(obs);
-      if (seen.has(key)) {
-        duplicates++;
-        continue;
-      }
-      seen.add(key);
-      added.push(obs);
+      if (seen.add(obs)) added.push(obs);
+      else duplicates++;
     }
     if (added.length === 0) continue;
     const all = stored.concat(added);
@@ -104,35 +108,82 @@ async function planWrites(d1: D1Database, byConversation: Map<string, Observatio
       if (o.emit < firstEmit) firstEmit = o.emit;
       if (o.emit > lastEmit) lastEmit = o.emit;
     }
-    writes.push({ id, firstEmit, lastEmit, expectedVersion: row?.version ?? 0, data: encodeObservations(all, firstEmit) });
+    writes.push({ id, firstEmit, lastEmit, expectedVersion: row?.version ?? 0, data: encodeObservations(all, firstEmit, id) });
     fresh.push(...added);
   }
   return { writes, fresh, duplicates };
 }
 
-function buildStatements(d1: D1Database, plan: Plan): D1PreparedStatement[] {
-  const statements: D1PreparedStatement[] = [];
+/** Per fresh observation, the dictionary ids of ROLLUP_DIMENSIONS (0 = absent), and the ids used. */
+interface ResolvedDims {
+  /** ROLLUP_DIMENSIONS.length ids per observation of plan.fresh, in order. */
+  ids: Int32Array;
+  guard: [number, string, string][];
+}
 
-  for (const chunk of chunkJson(plan.writes.map((w) => [w.id, w.expectedVersion]))) {
+async function resolveDimensions(d1: D1Database, fresh: Observation[]): Promise<ResolvedDims> {
+  const values = new Map<Dimension, Set<string>>(ROLLUP_DIMENSIONS.map(({ dim }) => [dim, new Set<string>()]));
+  const sets = ROLLUP_DIMENSIONS.map(({ dim }) => values.get(dim)!);
+  const k = ROLLUP_DIMENSIONS.length;
+  for (const obs of fresh) {
+    for (let j = 0; j < k; j++) {
+      const value = obs.dims[ROLLUP_DIMENSIONS[j]!.index];
+      if (value !== undefined) sets[j]!.add(value);
+    }
+  }
+  const dictionary = await dictionaryIds(d1, values);
+  const maps = ROLLUP_DIMENSIONS.map(({ dim }) => dictionary.get(dim)!);
+  const ids = new Int32Array(fresh.length * k);
+  for (let i = 0; i < fresh.length; i++) {
+    const dims = fresh[i]!.dims;
+    for (let j = 0; j < k; j++) {
+      const value = dims[ROLLUP_DIMENSIONS[j]!.index];
+      ids[i * k + j] = value === undefined ? 0 : maps[j]!.get(value)!;
+    }
+  }
+  return { ids, guard: dictionaryGuard(dictionary) };
+}
+
+function buildStatements(d1: D1Database, plan: Plan, dims: ResolvedDims): D1PreparedStatement[] {
+  const statements: D1PreparedStatement[] = [];
+  const created = plan.writes.filter((w) => w.expectedVersion === 0);
+  const updated = plan.writes.filter((w) => w.expectedVersion !== 0);
+
+  // One guard row: conversations changed since planWrites read them, plus dictionary ids that do not
+  // (any longer) name what this isolate believes; either aborts the batch. New conversations need no
+  // version check: their plain INSERT fails on the primary key if another writer got there first.
+  const versions = chunkJson(updated.map((w) => [w.id, w.expectedVersion]));
+  const dictionary = chunkJson(dims.guard);
+  for (let i = 0; i < Math.max(versions.length, dictionary.length); i++) {
     statements.push(
       d1
         .prepare(
-          `INSERT INTO ingest_guard (conflicts)
-           SELECT count(*) FROM json_each(?1) j LEFT JOIN conversations c ON c.id = j.value->>0
-           WHERE coalesce(c.version, 0) <> j.value->>1`,
+          `INSERT INTO ingest_guard (conflicts) SELECT
+             (SELECT count(*) FROM json_each(?1) j LEFT JOIN conversations c ON c.id = j.value->>0
+               WHERE coalesce(c.version, 0) <> j.value->>1)
+           + (SELECT count(*) FROM json_each(?2) j LEFT JOIN dim_values d ON d.id = j.value->>0
+               WHERE d.dim IS NOT j.value->>1 OR d.value IS NOT j.value->>2)`,
         )
-        .bind(chunk),
+        .bind(versions[i] ?? '[]', dictionary[i] ?? '[]'),
     );
   }
 
-  for (const chunk of chunkJson(plan.writes.map((w) => [w.id, w.firstEmit, w.lastEmit, w.expectedVersion + 1, w.data]))) {
+  for (const chunk of chunkJson(created.map((w) => [w.id, w.firstEmit, w.lastEmit - w.firstEmit, w.data]))) {
     statements.push(
       d1
         .prepare(
           `INSERT INTO conversations (id, first_emit, last_emit, version, data)
-           SELECT value->>0, value->>1, value->>2, value->>3, value->>4 FROM json_each(?1) WHERE true
-           ON CONFLICT (id) DO UPDATE SET first_emit = excluded.first_emit, last_emit = excluded.last_emit,
-             version = excluded.version, data = excluded.data`,
+           SELECT value->>0, value->>1, (value->>1) + (value->>2), 1, unhex(value->>3) FROM json_each(?1)`,
+        )
+        .bind(chunk),
+    );
+  }
+  for (const chunk of chunkJson(updated.map((w) => [w.id, w.firstEmit, w.lastEmit, w.expectedVersion + 1, w.data]))) {
+    statements.push(
+      d1
+        .prepare(
+          `UPDATE conversations SET first_emit = u.value->>1, last_emit = u.value->>2, version = u.value->>3, data = unhex(u.value->>4)
+           FROM json_each(?1) u WHERE conversations.id = u.value->>0`,
         )
         .bind(chunk),
     );
@@ -145,66 +196,93 @@ function buildStatements(d1: D1Database, plan: Plan): D1PreparedStatement[] {
       .bind(longestSpan),
   );
 
-  const dimPairs = new Set<string>();
-  for (const obs of plan.fresh) {
-    for (const { dim, index } of ROLLUP_DIMENSIONS) {
-      const value = obs.dims[index];
-      if (value !== undefined) dimPairs.add(JSON.stringify([dim, value]));
-    }
-  }
-  for (const chunk of chunkJson([...dimPairs].map((p) => JSON.parse(p) as [string, string]))) {
-    statements.push(d1.prepare('INSERT OR IGNORE INTO dim_values (dim, value) SELECT value->>0, value->>1 FROM json_each(?1)').bind(chunk));
-  }
-
   for (const rollup of ROLLUPS) {
-    for (const chunk of chunkJson(rollupCells(rollup, plan.fresh))) statements.push(rollupUpsert(d1, rollup).bind(chunk));
+    const rows = rollupCells(rollup, plan.fresh, dims.ids).map((cell) => cellRow(cell, rollup.dims.length));
+    for (const chunk of chunkJson(rows)) statements.push(d1.prepare(rollupUpsertSql(rollup)).bind(chunk));
   }
 
   statements.push(d1.prepare('DELETE FROM ingest_guard'));
   return statements;
 }
 
-/** Cells of one rollup at every resolution: [res, slot, metric, dim values…, cnt, sum, min, max]. */
-export function rollupCells(rollup: Rollup, observations: Observation[]): unknown[][] {
-  const cells = new Map<string, (string | number | null)[]>();
-  for (const obs of observations) {
-    const dims = rollup.dims.map(({ index }) => obs.dims[index] ?? null);
-    for (const res of RESOLUTIONS_MINUTES) {
-      const key = JSON.stringify([res, slotOf(obs.emit, res), obs.metric, dims]);
+/**
+ * Cells of one rollup at each of its resolutions: [res, slot, metric, dim ids…, cnt, sum, min, max].
+ * `ids` holds ROLLUP_DIMENSIONS.length dictionary ids per observation; every rollup's dimensions are
+ * a prefix of those.
+ */
+export function rollupCells(rollup: Rollup, observations: Observation[], ids: Int32Array): number[][] {
+  const k = rollup.dims.length;
+  const stride = ROLLUP_DIMENSIONS.length;
+  const resolutions = rollup.resolutions;
+  const widths = resolutions.map((res) => res * 60_000);
+  // A cell's key is numeric: (slot number, metric) and a small number for its dimension tuple, found
+  // one dimension at a time (previous tuple number, next id) -> tuple number.
+  const levels = rollup.dims.map(() => new Map<number, number>());
+  let tuples = 0;
+  const byRes = resolutions.map(() => new Map<number, number[]>());
+  for (let i = 0; i < observations.length; i++) {
+    const obs = observations[i]!;
+    const at = i * stride;
+    let tuple = 0;
+    for (let j = 0; j < k; j++) {
+      const key = tuple * 2_147_483_648 + ids[at + j]!;
+      let next = levels[j]!.get(key);
+      if (next === undefined) levels[j]!.set(key, (next = tuples++));
+      tuple = next;
+    }
+    for (let r = 0; r < resolutions.length; r++) {
+      const slotNumber = Math.floor(obs.emit / widths[r]!);
+      // Below 2^53: slot numbers < 2^26 (15 minutes up to the year 2999, ingest's limit); metric < 256;
+      // tuples < 2^19 (a 5 MB body holds fewer observations than that).
+      const key = (slotNumber * 256 + obs.metric) * 524_288 + tuple;
+      const cells = byRes[r]!;
       const cell = cells.get(key);
       if (!cell) {
-        cells.set(key, [res, slotOf(obs.emit, res), obs.metric, ...dims, 1, obs.value, obs.value, obs.value]);
+        const fresh = [resolutions[r]!, slotNumber * widths[r]!, obs.metric];
+        for (let j = 0; j < k; j++) fresh.push(ids[at + j]!);
+        fresh.push(1, obs.value, obs.value, obs.value);
+        cells.set(key, fresh);
         continue;
       }
-      const n = cell.length;
-      (cell[n - 4] as number) += 1;
-      (cell[n - 3] as number) += obs.value;
-      cell[n - 2] = Math.min(cell[n - 2] as number, obs.value);
-      cell[n - 1] = Math.max(cell[n - 1] as number, obs.value);
+      cell[k + 3]! += 1;
+      cell[k + 4]! += obs.value;
+      if (obs.value < cell[k + 5]!) cell[k + 5] = obs.value;
+      if (obs.value > cell[k + 6]!) cell[k + 6] = obs.value;
     }
   }
-  return [...cells.values()];
+  return byRes.flatMap((cells) => [...cells.values()]);
 }
 
-/** The upsert of one rollup's cells (one JSON array parameter); exported for bench/profile. */
+/**
+ * A cell as it travels to D1 (whose isolates parse every byte of it): the slot as a count of slot
+ * widths, and count, min and max left out when the cell holds one observation. See rollupUpsertSql.
+ */
+export function cellRow(cell: number[], k: number): number[] {
+  const [res, slot, ...rest] = cell;
+  const row = [res!, slot! / (res! * 60_000), ...rest.slice(0, k + 1), cell[k + 4]!];
+  if (cell[k + 3] !== 1) row.push(cell[k + 3]!, cell[k + 5]!, cell[k + 6]!);
+  return row;
+}
+
+/** The upsert of one rollup's cells (one JSON array of cellRow rows); exported for bench/profile. */
 export function rollupUpsertSql(rollup: Rollup): string {
   const k = rollup.dims.length;
-  const dimColumns = rollup.dims.map((d) => d.column);
-  // Dimension values travel as strings and become dictionary ids here, inside the transaction.
-  const dimIds = rollup.dims.map(
-    (d, i) => `coalesce((SELECT id FROM dim_values WHERE dim = '${d.dim}' AND value = j.value->>${3 + i}), 0)`,
-  );
-  const key = ['res', 'slot', 'metric', ...dimColumns].join(', ');
-  return `INSERT INTO ${rollup.table} (res, slot, metric, ${dimColumns.join(', ')}, cnt, sum, mn, mx)
-     SELECT j.value->>0, j.value->>1, j.value->>2, ${dimIds.join(', ')},
-       j.value->>${3 + k}, j.value->>${4 + k}, j.value->>${5 + k}, j.value->>${6 + k}
-     FROM json_each(?1) j WHERE true
-     ON CONFLICT (${key}) DO UPDATE SET cnt = cnt + excluded.cnt, sum = sum + excluded.sum,
+  const columns = ['res', 'slot', 'metric', ...rollup.dims.map((d) => d.column)];
+  const sum = `value->>${3 + k}`;
+  const values = [
+    'value->>0',
+    '(value->>0) * 60000 * (value->>1)',
+    'value->>2',
+    ...rollup.dims.map((_, i) => `value->>${3 + i}`),
+    `coalesce(value->>${4 + k}, 1)`,
+    sum,
+    `coalesce(value->>${5 + k}, ${sum})`,
+    `coalesce(value->>${6 + k}, ${sum})`,
+  ];
+  return `INSERT INTO ${rollup.table} (${columns.join(', ')}, cnt, sum, mn, mx)
+     SELECT ${values.join(', ')} FROM json_each(?1) WHERE true
+     ON CONFLICT (${columns.join(', ')}) DO UPDATE SET cnt = cnt + excluded.cnt, sum = sum + excluded.sum,
        mn = min(mn, excluded.mn), mx = max(mx, excluded.mx)`;
-}
-
-function rollupUpsert(d1: D1Database, rollup: Rollup): D1PreparedStatement {
-  return d1.prepare(rollupUpsertSql(rollup));
 }
 
 /** JSON arrays of `items`, each at most MAX_PARAM_CHARS long. */

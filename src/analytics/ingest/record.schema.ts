@@ -7,9 +7,48 @@ import { parseDateTime } from '../query/interval';
 const MIN_INSTANT = Date.UTC(L.minYear, 0, 1);
 const MAX_INSTANT = Date.UTC(L.maxYear + 1, 0, 1);
 
+/**
+ * `yyyy-MM-ddTHH:mm:ss.SSSZ`, the form nearly every record uses, without the general parser's regex
+ * (it was a tenth of ingest's CPU); undefined for anything else, which parseDateTime then judges.
+ */
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+function canonicalInstant(text: string): number | undefined {
+  if (text.length !== 24 || text[4] !== '-' || text[7] !== '-' || text[10] !== 'T' || text[13] !== ':' || text[16] !== ':' || text[19] !== '.' || text[23] !== 'Z') {
+    return undefined;
+  }
+  let bad = false;
+  const n = (from: number, to: number) => {
+    let value = 0;
+    for (let i = from; i < to; i++) {
+      const digit = text.charCodeAt(i) - 48;
+      if (digit < 0 || digit > 9) bad = true;
+      value = value * 10 + digit;
+    }
+    return value;
+  };
+  const year = n(0, 4);
+  const month = n(5, 7);
+  const day = n(8, 10);
+  const hour = n(11, 13);
+  const minute = n(14, 16);
+  const second = n(17, 19);
+  const millis = n(20, 23);
+  if (bad || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  if (day > (month === 2 ? (leap ? 29 : 28) : DAYS_IN_MONTH[month - 1]!)) return undefined;
+  // Days since 1970-01-01 in the proleptic Gregorian calendar (H. Hinnant's days_from_civil).
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
+  const days = era * 146_097 + yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy - 719_468;
+  return days * 86_400_000 + hour * 3_600_000 + minute * 60_000 + second * 1000 + millis;
+}
+
 /** An ISO 8601 instant, validated and turned into epoch ms at the boundary. */
 const instant = z.string().transform((text, ctx) => {
-  const ms = parseDateTime(text);
+  const ms = canonicalInstant(text) ?? parseDateTime(text);
   if (typeof ms === 'string' || ms < MIN_INSTANT || ms >= MAX_INSTANT) {
     const why = typeof ms === 'string' ? ms : `years ${L.minYear} to ${L.maxYear} only`;
     ctx.addIssue({

@@ -70,3 +70,23 @@ function latestSegmentValue(segments: Segment[], at: number, field: 'queueId' | 
 export function observationKey(o: Observation): string {
   return `${o.dims[D.sessionId]}\u0000${o.metric}\u0000${o.emit}`;
 }
+
+/**
+ * A set of observationKey identities without building a string per observation (ingest checks every
+ * observation against its conversation's stored ones): sessionId -> metric and emit as one number.
+ */
+export class ObservationKeys {
+  private readonly bySession = new Map<string | undefined, Set<number>>();
+
+  /** Adds the observation's identity; false when it was already there. */
+  add(o: Observation): boolean {
+    const session = o.dims[D.sessionId];
+    let set = this.bySession.get(session);
+    if (!set) this.bySession.set(session, (set = new Set()));
+    // emit < 3.3e13 (ingest accepts years up to 2999) and metric < 256 keep this below 2^53.
+    const key = o.emit * 256 + o.metric;
+    if (set.has(key)) return false;
+    set.add(key);
+    return true;
+  }
+}

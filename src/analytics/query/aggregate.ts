@@ -33,28 +33,9 @@ export interface AggregateSpec {
   metrics?: number[];
   groupBy: Dimension[];
   filter: CompiledFilter;
-  serviceLevel: ServiceLevelSettings;
   maxGroups: number;
   views?: ViewSpec[];
   rank?: RankSpec;
-}
-
-export interface TimerStats {
-  max: number;
-  min: number;
-  count: number;
-  sum: number;
-}
-export type MetricStats = TimerStats | { count: number } | ServiceLevelStats;
-
-export interface MetricResult {
-  metric: string;
-  stats: MetricStats;
-}
-
-export interface ViewResult {
-  name: string;
-  stats: TimerStats;
 }
 
 interface Accumulator {
@@ -68,21 +49,19 @@ interface GroupState {
   /** mediaType, then each groupBy dimension in request order (undefined where the group lacks it). */
   values: (string | undefined)[];
   group: Record<string, string>;
-  /** bucket -> metric -> accumulator */
-  buckets: Map<number, Map<number, Accumulator>>;
+  /** `bucket * METRIC_COUNT + metric` -> accumulator: one lookup per cell, no per-bucket maps. */
+  cells: Map<number, Accumulator>;
   /** bucket -> oServiceLevel components */
   serviceLevel: Map<number, ServiceLevelCounts>;
   /** bucket -> view index -> accumulator */
   views: Map<number, Map<number, Accumulator>>;
 }
 
-export interface GroupResult {
-  group: Record<string, string>;
-  /** Per bucket index with data: the metrics in answer order, and the views with data. */
-  buckets: { bucket: number; metrics: MetricResult[]; views: ViewResult[] }[];
-}
-
 const MEDIA_TYPE = DIMENSION_INDEX.mediaType;
+const METRIC_COUNT = METRICS.length;
+
+/** Groups found by their key values one level at a time (mediaType, then each groupBy dimension): no key strings built per cell. */
+type GroupTrie = Map<string | undefined, GroupTrie | GroupState>;
 
 const SL_ROLE = new Map<number, keyof ServiceLevelCounts>([
   [SERVICE_LEVEL.answered, 'answered'],
@@ -120,9 +99,13 @@ function compareGroups(a: (string | undefined)[], b: (string | undefined)[]): nu
   return 0;
 }
 
-function timerStats(acc: Accumulator): TimerStats {
-  return { max: acc.max, min: acc.min, count: acc.count, sum: acc.sum };
+/** JSON of timer stats, keys in the wire order (numbers print as JSON.stringify prints them). */
+function timerJson(acc: Accumulator): string {
+  return `{"max":${acc.max},"min":${acc.min},"count":${acc.count},"sum":${acc.sum}}`;
 }
+
+/** `{"metric":"<name>","stats":` per metric index, built once. */
+const METRIC_PREFIX = METRICS.map((m) => `{"metric":${JSON.stringify(m.name)},"stats":`);
 
 /**
  * The pure heart of the aggregate query. Stores feed it cells — one observation (with its value),
@@ -132,22 +115,26 @@ function timerStats(acc: Accumulator): TimerStats {
  * per group without userId from its components, views, and topN/bottomN ranking.
  */
 export class Aggregation {
-  private readonly groups = new Map<string, GroupState>();
+  private readonly groups: GroupTrie = new Map();
+  private readonly states: GroupState[] = [];
   /** Metrics accumulated per group: the ones answered, plus view targets and the sort metric. */
   private readonly accumulated: boolean[];
-  private readonly wantServiceLevel: boolean;
   private readonly groupIndexes: number[];
-  private readonly viewsByTarget = new Map<number, { index: number; view: ViewSpec }[]>();
+  /** Metric indexes in answer order. */
+  private readonly order: readonly number[];
+  /** Per metric index (arrays, not maps: add() runs once per cell). */
+  private readonly viewsByTarget: ({ index: number; view: ViewSpec }[] | undefined)[] = [];
+  private readonly serviceLevelRole: (keyof ServiceLevelCounts | undefined)[];
 
   constructor(private readonly spec: AggregateSpec) {
     const extra = new Set([...(spec.views ?? []).map((v) => v.target), ...(spec.rank ? [spec.rank.metric] : [])]);
     this.accumulated = METRICS.map((_, i) => spec.metrics === undefined || spec.metrics.includes(i) || extra.has(i));
-    this.wantServiceLevel = spec.metrics === undefined || spec.metrics.includes(SERVICE_LEVEL.metric);
+    const wantServiceLevel = spec.metrics === undefined || spec.metrics.includes(SERVICE_LEVEL.metric);
+    this.serviceLevelRole = METRICS.map((_, i) => (wantServiceLevel ? SL_ROLE.get(i) : undefined));
+    this.order = spec.metrics ?? METRICS.map((_, i) => i);
     this.groupIndexes = spec.groupBy.map((d) => DIMENSION_INDEX[d]).filter((i) => i !== MEDIA_TYPE);
     (spec.views ?? []).forEach((view, index) => {
-      const list = this.viewsByTarget.get(view.target) ?? [];
-      list.push({ index, view });
-      this.viewsByTarget.set(view.target, list);
+      (this.viewsByTarget[view.target] ??= []).push({ index, view });
     });
   }
 
@@ -169,8 +156,8 @@ export class Aggregation {
     const filter = this.spec.filter;
     if (this.accumulated[metric] && filter(metric, metric, dims, value)) {
       const state = this.groupFor(metric, dims);
-      accumulate(this.bucketMap(state.buckets, bucket), metric, count, sum, min, max);
-      const views = this.viewsByTarget.get(metric);
+      accumulate(state.cells, bucket * METRIC_COUNT + metric, count, sum, min, max);
+      const views = this.viewsByTarget[metric];
       if (views) {
         for (const { index, view } of views) {
           if ((view.gte === undefined || value >= view.gte) && (view.lt === undefined || value < view.lt)) {
@@ -179,7 +166,7 @@ export class Aggregation {
         }
       }
     }
-    const role = this.wantServiceLevel ? SL_ROLE.get(metric) : undefined;
+    const role = this.serviceLevelRole[metric];
     if (role && filter(SERVICE_LEVEL.metric, metric, dims, value)) {
       const state = this.groupFor(SERVICE_LEVEL.metric, dims);
       let counts = state.serviceLevel.get(bucket);
@@ -197,81 +184,99 @@ export class Aggregation {
   /** The group an observation of `metric` falls in: mediaType, then each groupBy dimension it has. */
   private groupFor(metric: number, dims: DimValues): GroupState {
     const applies = APPLIES[metric]!;
-    const values = [dims[MEDIA_TYPE], ...this.groupIndexes.map((i) => (applies[i] ? dims[i] : undefined))];
-    // JSON keeps every value apart (no separator or placeholder a value could contain); absent is null.
-    const key = JSON.stringify(values);
-    let state = this.groups.get(key);
-    if (!state) {
-      if (this.groups.size >= this.spec.maxGroups) {
-        throw ApiError.invalidValue(
-          'groupBy',
-          `The query produces more than ${this.spec.maxGroups} groups; narrow the filter or group by fewer dimensions.`,
-        );
-      }
-      const group: Record<string, string> = {};
-      if (dims[MEDIA_TYPE] !== undefined) group.mediaType = dims[MEDIA_TYPE];
-      for (const d of this.spec.groupBy) {
-        const i = DIMENSION_INDEX[d];
-        if (applies[i] && dims[i] !== undefined) group[d] = dims[i];
-      }
-      state = { values, group, buckets: new Map(), serviceLevel: new Map(), views: new Map() };
-      this.groups.set(key, state);
+    const indexes = this.groupIndexes;
+    // Map keys keep every value apart (absent is undefined), with no separator a value could contain.
+    let node = this.groups;
+    let key = dims[MEDIA_TYPE];
+    for (let level = 0; level < indexes.length; level++) {
+      let next = node.get(key) as GroupTrie | undefined;
+      if (!next) node.set(key, (next = new Map()));
+      node = next;
+      const i = indexes[level]!;
+      key = applies[i] ? dims[i] : undefined;
     }
+    const found = node.get(key) as GroupState | undefined;
+    if (found) return found;
+    if (this.states.length >= this.spec.maxGroups) {
+      throw ApiError.invalidValue(
+        'groupBy',
+        `The query produces more than ${this.spec.maxGroups} groups; narrow the filter or group by fewer dimensions.`,
+      );
+    }
+    const values = [dims[MEDIA_TYPE], ...indexes.map((i) => (applies[i] ? dims[i] : undefined))];
+    const group: Record<string, string> = {};
+    if (dims[MEDIA_TYPE] !== undefined) group.mediaType = dims[MEDIA_TYPE];
+    for (const d of this.spec.groupBy) {
+      const i = DIMENSION_INDEX[d];
+      if (applies[i] && dims[i] !== undefined) group[d] = dims[i];
+    }
+    const state: GroupState = { values, group, cells: new Map(), serviceLevel: new Map(), views: new Map() };
+    node.set(key, state);
+    this.states.push(state);
     return state;
   }
 
   /**
-   * Groups in a stable order (by their dimension values) or ranked (topN/bottomN), buckets in time
-   * order, metrics in answer order, views in request order.
+   * The answer's `results` array as JSON text (Genesys wire format): groups in a stable order (by
+   * their dimension values) or ranked (topN/bottomN), each with `data` per bucket in time order
+   * (`interval` from `intervalOf`), metrics in answer order, views in request order. Assembled as
+   * text: an answer can hold tens of thousands of metric entries, and building them as objects only
+   * to stringify them was most of the Worker's own time.
    */
-  results(): GroupResult[] {
-    const states = [...this.groups.values()].sort((a, b) => compareGroups(a.values, b.values));
+  resultsJson(serviceLevel: ServiceLevelSettings, intervalOf: (bucket: number) => string): string {
+    const states = [...this.states].sort((a, b) => compareGroups(a.values, b.values));
     const ranked = this.spec.rank ? this.rank(states, this.spec.rank) : states;
-    const out: GroupResult[] = [];
+    const limit = this.spec.rank?.limit;
+    const out: string[] = [];
     for (const state of ranked) {
-      const result = this.groupResult(state);
-      if (result.buckets.length > 0) out.push(result);
-      if (this.spec.rank?.limit !== undefined && out.length >= this.spec.rank.limit) break;
+      const data = this.groupData(state, serviceLevel, intervalOf);
+      if (data.length > 0) out.push(`{"group":${JSON.stringify(state.group)},"data":[${data.join(',')}]}`);
+      if (limit !== undefined && out.length >= limit) break;
     }
-    return out;
+    return `[${out.join(',')}]`;
   }
 
-  private groupResult(state: GroupState): GroupResult {
-    const order = this.spec.metrics ?? METRICS.map((_, i) => i);
-    const bucketIds = new Set([...state.buckets.keys(), ...state.serviceLevel.keys(), ...state.views.keys()]);
-    const buckets: GroupResult['buckets'] = [];
+  /** One `{"interval", "metrics", "views"?}` entry per bucket with data. */
+  private groupData(state: GroupState, serviceLevel: ServiceLevelSettings, intervalOf: (bucket: number) => string): string[] {
+    const order = this.order;
+    const bucketIds = new Set([...state.serviceLevel.keys(), ...state.views.keys()]);
+    for (const key of state.cells.keys()) bucketIds.add(Math.floor(key / METRIC_COUNT));
+    const data: string[] = [];
     for (const bucket of [...bucketIds].sort((a, b) => a - b)) {
-      const metrics: MetricResult[] = [];
-      const observed = state.buckets.get(bucket);
+      let metrics = '';
+      const base = bucket * METRIC_COUNT;
       for (const m of order) {
         if (m === SERVICE_LEVEL.metric) {
           const counts = state.serviceLevel.get(bucket);
-          if (counts) metrics.push({ metric: METRICS[m]!.name, stats: this.serviceLevelStats(counts, state.group) });
+          if (counts) metrics += `${metrics ? ',' : ''}${METRIC_PREFIX[m]}${JSON.stringify(serviceLevelStats(counts, state.group, serviceLevel))}}`;
           continue;
         }
-        const acc = observed?.get(m);
+        const acc = state.cells.get(base + m);
         if (!acc) continue;
-        const def = METRICS[m]!;
-        metrics.push({ metric: def.name, stats: def.kind === 'timer' ? timerStats(acc) : { count: acc.count } });
+        const stats = METRICS[m]!.kind === 'timer' ? timerJson(acc) : `{"count":${acc.count}}`;
+        metrics += `${metrics ? ',' : ''}${METRIC_PREFIX[m]}${stats}}`;
       }
-      const views: ViewResult[] = [];
+      let views = '';
       const viewAccs = state.views.get(bucket);
-      (this.spec.views ?? []).forEach((view, index) => {
-        const acc = viewAccs?.get(index);
-        if (acc) views.push({ name: view.name, stats: timerStats(acc) });
-      });
-      if (metrics.length > 0 || views.length > 0) buckets.push({ bucket, metrics, views });
+      if (viewAccs) {
+        (this.spec.views ?? []).forEach((view, index) => {
+          const acc = viewAccs.get(index);
+          if (acc) views += `${views ? ',' : ''}{"name":${JSON.stringify(view.name)},"stats":${timerJson(acc)}}`;
+        });
+      }
+      if (metrics || views) {
+        data.push(`{"interval":${JSON.stringify(intervalOf(bucket))},"metrics":[${metrics}]${views ? `,"views":[${views}]` : ''}}`);
+      }
     }
-    return { group: state.group, buckets };
+    return data;
   }
 
   /** Whole groups ordered by the sort function of the sort metric over all buckets; groups without it last. */
   private rank(states: GroupState[], rank: RankSpec): GroupState[] {
     const score = (state: GroupState): number | undefined => {
       let total: Accumulator | undefined;
-      for (const byMetric of state.buckets.values()) {
-        const acc = byMetric.get(rank.metric);
-        if (!acc) continue;
+      for (const [key, acc] of state.cells) {
+        if (key % METRIC_COUNT !== rank.metric) continue;
         if (!total) total = { ...acc };
         else {
           total.count += acc.count;
@@ -304,11 +309,10 @@ export class Aggregation {
     });
     return scored.map((s) => s.state);
   }
+}
 
-  private serviceLevelStats(counts: ServiceLevelCounts, group: Record<string, string>): ServiceLevelStats {
-    const settings = this.spec.serviceLevel;
-    const queueId = group.queueId;
-    const target = (queueId !== undefined ? settings.queues[queueId]?.target : undefined) ?? settings.target;
-    return serviceLevel(counts, settings, target);
-  }
+function serviceLevelStats(counts: ServiceLevelCounts, group: Record<string, string>, settings: ServiceLevelSettings): ServiceLevelStats {
+  const queueId = group.queueId;
+  const target = (queueId !== undefined ? settings.queues[queueId]?.target : undefined) ?? settings.target;
+  return serviceLevel(counts, settings, target);
 }

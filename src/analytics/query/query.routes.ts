@@ -5,7 +5,7 @@ import type { AppEnv } from '../../http/context';
 import { jsonBody } from '../../http/json-body';
 import { validJson } from '../../http/validate';
 import { ANALYTICS_LIMITS } from '../limits';
-import { getServiceLevelSettings } from '../settings/service-level.settings';
+import { DEFAULT_SERVICE_LEVEL, getServiceLevelSettings } from '../settings/service-level.settings';
 import { Aggregation, type AggregateSpec } from './aggregate';
 import { compileFilter, filterDimensions, hasMetricPredicates, requiredMatches } from './filter';
 import { formatInterval, planBuckets } from './interval';
@@ -21,11 +21,14 @@ export const queryRoutes = new Hono<AppEnv>().post(
     const query = c.req.valid('json');
     const plan = planBuckets({ interval: query.interval, granularity: query.granularity, timeZone: query.timeZone });
     const index = (name: string) => METRIC_INDEX.get(name)!;
+    // Only the answer's oServiceLevel entries need the settings: read them only then, alongside the observations.
+    const settings =
+      query.metrics === undefined || query.metrics.includes('oServiceLevel') ? getServiceLevelSettings(c.var.db) : Promise.resolve(DEFAULT_SERVICE_LEVEL);
+    settings.catch(() => {}); // awaited below; this only keeps a failure before then from being "unhandled"
     const spec: AggregateSpec = {
       metrics: query.metrics?.map(index),
       groupBy: query.groupBy,
       filter: compileFilter(query.filter),
-      serviceLevel: await getServiceLevelSettings(c.var.db),
       maxGroups: ANALYTICS_LIMITS.maxGroups,
       views: query.views.map((v) => ({ name: v.name, target: index(v.target), gte: v.range.gte, lt: v.range.lt })),
       rank:
@@ -46,15 +49,10 @@ export const queryRoutes = new Hono<AppEnv>().post(
       aggregation,
     );
     c.header('Switchboard-Query-Source', source);
-    return c.json({
-      results: aggregation.results().map(({ group, buckets }) => ({
-        group,
-        data: buckets.map(({ bucket, metrics, views }) => ({
-          interval: formatInterval(plan.boundaries[bucket]!, plan.boundaries[bucket + 1]!),
-          metrics,
-          ...(views.length > 0 ? { views } : {}),
-        })),
-      })),
-    });
+    const intervals: string[] = [];
+    const intervalOf = (bucket: number) =>
+      (intervals[bucket] ??= formatInterval(plan.boundaries[bucket]!, plan.boundaries[bucket + 1]!));
+    const results = aggregation.resultsJson(await settings, intervalOf);
+    return c.body(`{"results":${results}}`, 200, { 'Content-Type': 'application/json' });
   },
 );

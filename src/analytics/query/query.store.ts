@@ -1,9 +1,9 @@
 import { DIMENSIONS, type Dimension } from '../catalog';
-import { decodeObservations } from '../ingest/observation-codec';
+import { DATA_SQL, decodeObservations } from '../ingest/observation-codec';
 import type { DimValues } from '../ingest/to-observations';
-import { RESOLUTIONS_MINUTES, ROLLUPS, type Rollup } from '../rollups';
+import { pickRollup, type Rollup } from '../rollups';
 import type { Aggregation } from './aggregate';
-import { alignedTo, bucketIndex, uniformRuns, type BucketPlan } from './interval';
+import { alignedTo, bucketIndex, uniformRuns, type BucketPlan, type UniformRun } from './interval';
 
 /** Where an answer was read from, e.g. `rollup:agg_queue@1440` or `raw`; sent as a response header. */
 export type QuerySource = string;
@@ -20,8 +20,6 @@ export interface ReadSpec {
   needsValues: boolean;
 }
 
-/** More uniform runs than this and the bucket is computed in the Worker instead of inside SQL. */
-const MAX_SQL_RUNS = 64;
 const RAW_PAGE_ROWS = 2_000;
 
 /**
@@ -30,60 +28,139 @@ const RAW_PAGE_ROWS = 2_000;
  * align to; otherwise from the raw observations.
  */
 export async function readInto(d1: D1Database, spec: ReadSpec, aggregation: Aggregation): Promise<QuerySource> {
-  const rollup = ROLLUPS.find((r) => [...spec.dimensions].every((d) => r.dims.some((x) => x.dim === d)));
-  const res = RESOLUTIONS_MINUTES.find((m) => alignedTo(spec.plan, m * 60_000));
-  if (rollup && res !== undefined && !spec.needsValues) {
-    await readRollup(d1, spec, rollup, res, aggregation);
-    return `rollup:${rollup.table}@${res}`;
+  const picked = spec.needsValues ? undefined : pickRollup(spec.dimensions, (m) => alignedTo(spec.plan, m * 60_000));
+  if (picked) {
+    await readRollup(d1, spec, picked.rollup, picked.res, aggregation);
+    return `rollup:${picked.rollup.table}@${picked.res}`;
   }
   await readRaw(d1, spec, aggregation);
   return 'raw';
 }
 
-/** The statement that reads one rollup for a query (pure; exported for bench/profile). */
-export function rollupQuery(spec: ReadSpec, rollup: Rollup, res: number) {
-  const runs = uniformRuns(spec.plan);
-  const bucketsInSql = runs.length <= MAX_SQL_RUNS;
-  const bucketExpr = bucketsInSql ? sqlBucket(runs) : 'slot';
-  const dims = rollup.dims.filter((d) => spec.dimensions.has(d.dim));
-  const cols = dims.map((d) => d.column);
+/** More uniform runs than this and buckets are never computed inside SQL. */
+const MAX_SQL_RUNS = 64;
+/**
+ * Cells are added into buckets by SQL when every bucket spans at least this many slots: then the
+ * sort that GROUP BY bucket costs buys several times fewer cells to carry out of D1 (query b: 12
+ * hourly slots per PT12H bucket, 9,216 cells become 1,712); with 1 or 2 slots per bucket it does not.
+ */
+const MIN_SLOTS_TO_GROUP_IN_SQL = 4;
+/** Slot lists up to this long are spelled out (`slot IN (…)`) when that lets the primary key reach pushed-down columns. */
+const MAX_SLOT_LIST = 1_000;
 
-  const params: unknown[] = [res, spec.plan.start, spec.plan.end];
-  const where = ['res = ?1', 'slot >= ?2', 'slot < ?3'];
-  if (spec.metrics) {
-    params.push(JSON.stringify(spec.metrics));
-    where.push(`metric IN (SELECT value FROM json_each(?${params.length}))`);
+/**
+ * The statement that reads one rollup for a query (pure; exported for bench/profile).
+ *
+ * It returns the matching cells as they are stored, packed as JSON: one row `[slot, cells]` per slot
+ * (per slot and metric in the larger rollups, to keep each value small), `cells` being
+ * `[[metric, ids of dims…, cnt, sum, mn, mx], …]`, and one row `[-1, {id: value}]`, the dictionary of
+ * the ids returned. Why packed: D1 hands a result to the Worker value by value (local D1 through two
+ * isolates, as JSON), which cost more than everything else for a query returning ten thousand rows.
+ * Grouping by slot follows the primary key (no sort); the Worker adds the cells of a bucket together
+ * (Aggregation does that anyway). Where buckets span many slots, SQL adds them up first and the rows
+ * are `[bucket index, cells]` instead (`bucketsInSql`). Ids become strings through the dictionary,
+ * read by the same statement (one snapshot), instead of joining dim_values onto every cell.
+ * Dimensions fixed by a pushed-down `matches` are filtered in SQL and not returned (`fixed`).
+ */
+export function rollupQuery(spec: ReadSpec, rollup: Rollup, res: number) {
+  const pushdown = spec.pushdown ?? [];
+  const fixed = rollup.dims.filter((d) => pushdown.some((p) => p.dimension === d.dim) && spec.dimensions.has(d.dim));
+  const dims = rollup.dims.filter((d) => spec.dimensions.has(d.dim) && !fixed.includes(d));
+
+  const params: unknown[] = [];
+  const where = [`res = ${res}`];
+  // Chunks follow the primary key (res, slot, metric, …), so SQLite groups them without sorting;
+  // agg_media holds few cells per slot, the others many.
+  const keyOrder = rollup.dims.length > 1 ? 'slot, metric' : 'slot';
+  let chunk = keyOrder;
+  // With the slots listed, SQLite seeks (res, slot, metric, media, …) straight to the pushed-down
+  // columns that follow metric in the key instead of scanning the whole interval.
+  const width = res * 60_000;
+  const slotCount = (spec.plan.end - spec.plan.start) / width;
+  const keyReachesPushdown = spec.metrics !== undefined && rollup.dims[0] !== undefined && fixed.includes(rollup.dims[0]);
+  if (keyReachesPushdown && Number.isInteger(slotCount) && slotCount <= MAX_SLOT_LIST) {
+    const slots = Array.from({ length: slotCount }, (_, i) => spec.plan.start + i * width);
+    where.push(`slot IN (${slots.join(',')})`);
+  } else {
+    where.push(`slot >= ${spec.plan.start}`, `slot < ${spec.plan.end}`);
+    // Grouping in key order would make SQLite walk the key over the whole interval; grouping by an
+    // expression leaves it free to reach the few matching cells through another index (agg_user's
+    // by user), sorting only those.
+    if (fixed.length > 0) chunk = 'slot + 0';
   }
-  for (const p of spec.pushdown ?? []) {
+  // Metric indexes are catalogue integers: literal, so the planner sees the list.
+  if (spec.metrics) where.push(`metric IN (${spec.metrics.length > 0 ? spec.metrics.join(',') : 'NULL'})`);
+  for (const p of pushdown) {
     const column = rollup.dims.find((d) => d.dim === p.dimension)!.column;
     params.push(p.dimension, p.value);
     where.push(`${column} = (SELECT id FROM dim_values WHERE dim = ?${params.length - 1} AND value = ?${params.length})`);
   }
-  const inner = `SELECT ${bucketExpr} AS b, metric, ${cols.map((c, i) => `${c} AS c${i}`).join(', ')},
-      sum(cnt) AS cnt, sum(sum) AS total, min(mn) AS mn, max(mx) AS mx
-    FROM ${rollup.table} WHERE ${where.join(' AND ')}
-    GROUP BY b, metric${cols.map((_, i) => `, c${i}`).join('')}`;
-  const sql = `SELECT g.b, g.metric, ${cols.map((_, i) => `v${i}.value`).join(', ')}${cols.length ? ',' : ''} g.cnt, g.total, g.mn, g.mx
-    FROM (${inner}) g ${cols.map((_, i) => `LEFT JOIN dim_values v${i} ON v${i}.id = g.c${i}`).join(' ')}`;
-  return { sql, params, dims, bucketsInSql };
+  // Dimension names are catalogue constants, safe as literals.
+  const dictionary = dims.length
+    ? `(SELECT json_group_object(id, value) FROM dim_values WHERE dim IN (${dims.map((d) => `'${d.dim}'`).join(', ')}))`
+    : `'{}'`;
+  const cell = ['metric', ...dims.map((d) => d.column), 'cnt', 'sum', 'mn', 'mx'].join(', ');
+  const runs = uniformRuns(spec.plan);
+  const bucketsInSql = runs.length <= MAX_SQL_RUNS && runs.every((r) => r.width >= MIN_SLOTS_TO_GROUP_IN_SQL * width);
+  const keys = ['metric', ...dims.map((d) => d.column)].join(', ');
+  const source = bucketsInSql
+    ? `(SELECT ${sqlBucket(runs)} AS slot, ${keys}, sum(cnt) AS cnt, sum(sum) AS sum, min(mn) AS mn, max(mx) AS mx
+      FROM ${rollup.table} WHERE ${where.join(' AND ')} GROUP BY 1, ${keys})`
+    : `${rollup.table} WHERE ${where.join(' AND ')}`;
+  const sql = `SELECT -1 AS slot, ${dictionary} AS cells
+    UNION ALL
+    SELECT slot, json_group_array(json_array(${cell})) AS cells
+    FROM ${source}
+    GROUP BY ${bucketsInSql ? keyOrder : chunk}`;
+  // The same cells one per row, names joined from dim_values: the fallback when a packed value would
+  // exceed SQLite's maximum string length (D1: 2 MB), e.g. a bucket with tens of thousands of agents.
+  const columns = ['slot', 'metric', ...dims.map((d) => d.column), 'cnt', 'sum', 'mn', 'mx'];
+  const unpackedSql = `SELECT g.slot, g.metric, ${dims.map((_, i) => `v${i}.value, `).join('')}g.cnt, g.sum, g.mn, g.mx
+    FROM (SELECT ${columns.join(', ')} FROM ${source}) g
+    ${dims.map((d, i) => `LEFT JOIN dim_values v${i} ON v${i}.id = g.${d.column}`).join(' ')}`;
+  return { sql, unpackedSql, params, dims, fixed, bucketsInSql, scanned: `${rollup.table} WHERE ${where.join(' AND ')}` };
+}
+
+/** SQLite's SQLITE_TOOBIG, as D1 reports it ("string or blob too big"). */
+function tooBig(err: unknown): boolean {
+  return /SQLITE_TOOBIG|string or blob too big/i.test(String(err));
 }
 
 async function readRollup(d1: D1Database, spec: ReadSpec, rollup: Rollup, res: number, aggregation: Aggregation): Promise<void> {
-  const { sql, params, dims, bucketsInSql } = rollupQuery(spec, rollup, res);
-  const rows = await d1.prepare(sql).bind(...params).raw<(number | string | null)[]>();
+  const { sql, unpackedSql, params, dims, fixed, bucketsInSql } = rollupQuery(spec, rollup, res);
+  // One array for every cell: Aggregation.add copies what it keeps.
+  const values: DimValues = new Array(DIMENSIONS.length).fill(undefined);
+  for (const d of fixed) values[d.index] = spec.pushdown!.find((p) => p.dimension === d.dim)!.value;
   const k = dims.length;
-  for (const row of rows) {
-    const values: DimValues = new Array(DIMENSIONS.length).fill(undefined);
-    for (let i = 0; i < k; i++) values[dims[i]!.index] = (row[2 + i] as string | null) ?? undefined;
-    const bucket = bucketsInSql ? (row[0] as number) : bucketIndex(spec.plan, row[0] as number);
+  let rows: [number, string][];
+  try {
+    rows = await d1.prepare(sql).bind(...params).raw<[number, string]>();
+  } catch (err) {
+    if (!tooBig(err)) throw err;
+    for (const row of await d1.prepare(unpackedSql).bind(...params).raw<(number | string | null)[]>()) {
+      const bucket = bucketsInSql ? (row[0] as number) : bucketIndex(spec.plan, row[0] as number);
+      if (bucket < 0) continue;
+      for (let i = 0; i < k; i++) values[dims[i]!.index] = (row[2 + i] as string | null) ?? undefined;
+      aggregation.add(bucket, row[1] as number, values, row[2 + k] as number, row[3 + k] as number, row[4 + k] as number, row[5 + k] as number);
+    }
+    return;
+  }
+  const at = rows.findIndex((row) => row[0] === -1);
+  const dictionary = JSON.parse(rows[at]![1]) as Record<number, string>;
+  for (let r = 0; r < rows.length; r++) {
+    if (r === at) continue;
+    const bucket = bucketsInSql ? rows[r]![0] : bucketIndex(spec.plan, rows[r]![0]);
     if (bucket < 0) continue;
-    aggregation.add(bucket, row[1] as number, values, row[2 + k] as number, row[3 + k] as number, row[4 + k] as number, row[5 + k] as number);
+    for (const cell of JSON.parse(rows[r]![1]) as number[][]) {
+      for (let i = 0; i < k; i++) values[dims[i]!.index] = dictionary[cell[1 + i]!];
+      aggregation.add(bucket, cell[0]!, values, cell[1 + k]!, cell[2 + k]!, cell[3 + k]!, cell[4 + k]!);
+    }
   }
 }
 
 /** `firstIndex + (slot - start) / width` for the run containing `slot`, as SQL over integer literals. */
-function sqlBucket(runs: ReturnType<typeof uniformRuns>): string {
-  const expr = (r: (typeof runs)[number]) => `(${r.firstIndex} + (slot - ${r.start}) / ${r.width})`;
+function sqlBucket(runs: UniformRun[]): string {
+  const expr = (r: UniformRun) => `(${r.firstIndex} + (slot - ${r.start}) / ${r.width})`;
   if (runs.length === 1) return expr(runs[0]!);
   const whens = runs.slice(0, -1).map((r, i) => `WHEN slot < ${runs[i + 1]!.start} THEN ${expr(r)}`);
   return `CASE ${whens.join(' ')} ELSE ${expr(runs[runs.length - 1]!)} END`;
@@ -101,14 +178,14 @@ async function readRaw(d1: D1Database, spec: ReadSpec, aggregation: Aggregation)
   for (;;) {
     const { results } = await d1
       .prepare(
-        `SELECT id, first_emit, data FROM conversations
+        `SELECT id, first_emit, ${DATA_SQL} AS data FROM conversations
          WHERE first_emit >= ?1 AND (first_emit > ?1 OR id > ?2) AND first_emit < ?3 AND last_emit >= ?4
          ORDER BY first_emit, id LIMIT ${RAW_PAGE_ROWS}`,
       )
       .bind(after[0], after[1], end, start)
       .all<{ id: string; first_emit: number; data: string }>();
     for (const row of results) {
-      for (const obs of decodeObservations(row.data, row.first_emit)) {
+      for (const obs of decodeObservations(row.data, row.first_emit, row.id)) {
         if (obs.emit < start || obs.emit >= end || (wanted && !wanted.has(obs.metric))) continue;
         aggregation.add(bucketIndex(spec.plan, obs.emit), obs.metric, obs.dims, 1, obs.value, obs.value, obs.value, obs.value);
       }

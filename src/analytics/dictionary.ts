@@ -1,0 +1,70 @@
+import type { Dimension } from './catalog';
+
+/**
+ * The dimension-value dictionary (table dim_values): (dimension, value) -> small integer id, used by
+ * the rollups. Rows are only ever added, so an id once read stays right for as long as the database
+ * does, and this isolate keeps every id it has seen. A database replaced underneath the isolate (a
+ * restore, a test's fresh storage) is caught by ingest's guard (`dictionaryGuard`), which then calls
+ * `forgetDictionary` and plans again.
+ */
+const cache = new Map<Dimension, Map<string, number>>();
+let cached = 0;
+/** Dimension values are agents, queues and the like, but nothing stops a client inventing more. */
+const MAX_CACHED = 200_000;
+
+/** Value -> id, per dimension. */
+export type DictionaryIds = Map<Dimension, Map<string, number>>;
+
+/**
+ * Ids for the values of each dimension, adding the missing ones to dim_values first. That insert
+ * commits on its own, before the caller's batch: an unused dictionary row is harmless, and only ids
+ * read back from the table are used, so two writers adding the same value agree on its id.
+ */
+export async function dictionaryIds(d1: D1Database, values: Map<Dimension, Set<string>>): Promise<DictionaryIds> {
+  const ids: DictionaryIds = new Map();
+  const missing: [Dimension, string][] = [];
+  for (const [dim, set] of values) {
+    const known = cache.get(dim);
+    const mine = new Map<string, number>();
+    ids.set(dim, mine);
+    for (const value of set) {
+      const id = known?.get(value);
+      if (id === undefined) missing.push([dim, value]);
+      else mine.set(value, id);
+    }
+  }
+  if (missing.length === 0) return ids;
+
+  const json = JSON.stringify(missing);
+  const [, found] = await d1.batch<{ id: number; dim: Dimension; value: string }>([
+    d1.prepare('INSERT OR IGNORE INTO dim_values (dim, value) SELECT value->>0, value->>1 FROM json_each(?1)').bind(json),
+    d1.prepare('SELECT id, dim, value FROM dim_values WHERE (dim, value) IN (SELECT value->>0, value->>1 FROM json_each(?1))').bind(json),
+  ]);
+  if (cached + missing.length > MAX_CACHED) forgetDictionary();
+  for (const row of found!.results) {
+    ids.get(row.dim)!.set(row.value, row.id);
+    let known = cache.get(row.dim);
+    if (!known) cache.set(row.dim, (known = new Map()));
+    known.set(row.value, row.id);
+    cached++;
+  }
+  for (const [dim, value] of missing) {
+    if (!ids.get(dim)!.has(value)) throw new Error(`dictionary: ${dim}=${value} was not stored`);
+  }
+  return ids;
+}
+
+/**
+ * `[[id, dim, value], …]` for every id in `ids`: ingest's guard counts those dim_values does not
+ * hold, so a batch built on stale ids fails as a whole instead of writing wrong cells.
+ */
+export function dictionaryGuard(ids: DictionaryIds): [number, Dimension, string][] {
+  const out: [number, Dimension, string][] = [];
+  for (const [dim, values] of ids) for (const [value, id] of values) out.push([id, dim, value]);
+  return out;
+}
+
+export function forgetDictionary(): void {
+  cache.clear();
+  cached = 0;
+}

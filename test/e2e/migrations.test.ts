@@ -1,0 +1,102 @@
+/**
+ * Migrations upgrade a database that already holds data, through wrangler's own `d1 migrations apply`
+ * on a local D1 (the same path `npm run db:migrate:*` takes): the database is first brought to the
+ * layout before 0003 (rollups with rowids, agg_user at 15/60/1440 minutes), filled, then migrated.
+ * Every rollup row must survive, except agg_user's 15-minute cells, which 0003 drops on purpose
+ * (agg_user keeps 60 and 1440 minutes; README "How it is stored and read").
+ */
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const WRANGLER = path.join(ROOT, 'node_modules/wrangler/bin/wrangler.js');
+const dir = mkdtempSync(path.join(tmpdir(), 'sb-migrations-'));
+const migrationsDir = path.join(dir, 'migrations');
+const persist = path.join(dir, 'state');
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function wrangler(...args: string[]): string {
+  const run = spawnSync(process.execPath, [WRANGLER, ...args, '--local', '--persist-to', persist, '--config', path.join(dir, 'wrangler.toml')], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { ...process.env, CI: '1', WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 120_000,
+  });
+  if (run.status !== 0) throw new Error(`wrangler ${args.join(' ')} failed:\n${run.stdout}\n${run.stderr}`);
+  return run.stdout;
+}
+
+function query<T>(sql: string): T[] {
+  const out = wrangler('d1', 'execute', 'DB', '--json', '--command', sql);
+  const parsed = JSON.parse(out.slice(out.indexOf('['))) as { results: T[] }[];
+  return parsed.flatMap((p) => p.results);
+}
+
+/** Copies the project's migrations up to and including `last` (file name prefix) into the temp config. */
+function stageMigrationsThrough(last: string): void {
+  mkdirSync(path.join(migrationsDir, 'meta'), { recursive: true });
+  for (const file of readdirSync(path.join(ROOT, 'migrations'))) {
+    if (file.endsWith('.sql') && file.slice(0, 4) <= last) copyFileSync(path.join(ROOT, 'migrations', file), path.join(migrationsDir, file));
+  }
+}
+
+type Cell = { res: number; slot: number; metric: number; media: number; cnt: number; sum: number; mn: number; mx: number };
+type QueueCell = Cell & { direction: number; queue: number };
+type UserCell = QueueCell & { user: number };
+
+// Hand-made rows in the old layout: every resolution, a few metrics, dimensions and sizes.
+const mediaRows: Cell[] = [];
+const queueRows: QueueCell[] = [];
+const userRows: UserCell[] = [];
+for (const res of [15, 60, 1440]) {
+  for (let i = 0; i < 12; i++) {
+    const cell = { res, slot: 1_763_000_000_000 + i * res * 60_000, metric: i % 5, media: 1 + (i % 2), cnt: i + 1, sum: 1000 * i, mn: i, mx: 50 * i };
+    mediaRows.push(cell);
+    queueRows.push({ ...cell, direction: 1 + (i % 2), queue: 3 + (i % 4) });
+    userRows.push({ ...cell, direction: 1 + (i % 2), queue: 3 + (i % 4), user: 10 + i });
+  }
+}
+
+function insertSql(table: string, rows: object[]): string {
+  const columns = Object.keys(rows[0]!);
+  const values = rows.map((r) => `(${Object.values(r).join(', ')})`).join(', ');
+  return `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${values};`;
+}
+
+const ORDER = 'ORDER BY res, slot, metric, media';
+
+describe('migration 0003 on a database with data', () => {
+  it('keeps every rollup row (agg_user without its 15-minute cells), clusters the rollups on their keys and keeps the raw store', () => {
+    writeFileSync(
+      path.join(dir, 'wrangler.toml'),
+      `name = "migration-check"\nmain = "x.js"\ncompatibility_date = "2026-04-01"\n[[d1_databases]]\nbinding = "DB"\ndatabase_name = "switchboard"\ndatabase_id = "00000000-0000-4000-8000-000000000000"\nmigrations_dir = "migrations"\n`,
+    );
+    stageMigrationsThrough('0002');
+    wrangler('d1', 'migrations', 'apply', 'DB');
+    const conversation = `INSERT INTO conversations (id, first_emit, last_emit, version, data) VALUES ('c-old', 1763000000000, 1763000060000, 1, '{"kept":"as written"}');`;
+    wrangler('d1', 'execute', 'DB', '--command', [insertSql('agg_media', mediaRows), insertSql('agg_queue', queueRows), insertSql('agg_user', userRows), conversation].join('\n'));
+    expect(query<{ n: number }>('SELECT count(*) AS n FROM agg_user')[0]!.n).toBe(36);
+
+    stageMigrationsThrough('0003');
+    wrangler('d1', 'migrations', 'apply', 'DB');
+
+    expect(query<Cell>(`SELECT res, slot, metric, media, cnt, sum, mn, mx FROM agg_media ${ORDER}`)).toEqual(mediaRows);
+    expect(query<QueueCell>(`SELECT res, slot, metric, media, cnt, sum, mn, mx, direction, queue FROM agg_queue ${ORDER}`)).toEqual(queueRows);
+    expect(query<UserCell>(`SELECT res, slot, metric, media, cnt, sum, mn, mx, direction, queue, user FROM agg_user ${ORDER}`)).toEqual(
+      userRows.filter((r) => r.res !== 15),
+    );
+    const schema = query<{ name: string; sql: string }>("SELECT name, sql FROM sqlite_schema WHERE name LIKE 'agg_%' ORDER BY name");
+    const tables = schema.filter((s) => !s.name.startsWith('agg_user_by'));
+    expect(tables.map((t) => t.name)).toEqual(['agg_media', 'agg_queue', 'agg_user']);
+    for (const t of tables) expect(t.sql).toMatch(/WITHOUT ROWID\s*$/);
+    // The by-user index is back; no automatic primary-key index remains beside the clustered tables.
+    expect(schema.filter((s) => s.name.startsWith('agg_user_by')).map((s) => s.name)).toEqual(['agg_user_by_user']);
+    expect(query<{ n: number }>("SELECT count(*) AS n FROM sqlite_schema WHERE type = 'index' AND name LIKE 'sqlite_autoindex_agg_%'")[0]!.n).toBe(0);
+    expect(query<{ data: string }>("SELECT data FROM conversations WHERE id = 'c-old'")).toEqual([{ data: '{"kept":"as written"}' }]);
+  });
+});
