@@ -267,6 +267,9 @@ async function postRawRows(base: string, perConversation: Iterable<unknown[]>, t
 export async function queryScenario(ctx: AnalyticsContext): Promise<void> {
   const persistTo = persistDir(ctx.spec);
   if (!existsSync(path.join(persistTo, 'bench-ingested.json'))) throw new Error('no ingested data: run the ingest scenario first');
+  // Data ingested by an earlier schema (--reuse) is upgraded the way a deployment's would be.
+  progress('query: applying pending D1 migrations, if any');
+  migrate(persistTo);
   const peerData = await preparePeerData(ctx.spec);
   progress('query: loading DuckDB');
   const duck = await openDuckDb(peerData, 2);

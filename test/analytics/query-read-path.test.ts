@@ -127,8 +127,21 @@ describe('the rollup read path agrees with the reference aggregator', () => {
     expect(n).toBeGreaterThan(0);
   });
 
-  it('two quarter-hour slots per bucket (PT30M from agg_media@15), every metric named', async () => {
-    const n = await agrees({ interval: day, granularity: 'PT30M', metrics: [...METRIC_NAMES] }, 'rollup:agg_media@15');
+  it('two quarter-hour slots per bucket (PT30M by queue from agg_queue@15), every metric named', async () => {
+    const n = await agrees({ interval: day, granularity: 'PT30M', groupBy: ['queueId'], metrics: [...METRIC_NAMES] }, 'rollup:agg_queue@15');
+    expect(n).toBeGreaterThan(0);
+  });
+
+  it('half hours with no other dimension come from agg_media@30, every metric named', async () => {
+    const n = await agrees({ interval: day, granularity: 'PT30M', metrics: [...METRIC_NAMES] }, 'rollup:agg_media@30');
+    expect(n).toBeGreaterThan(0);
+  });
+
+  it('half hours of a zone 45 minutes off UTC (Kathmandu) are not half-hour aligned: agg_media@15', async () => {
+    const n = await agrees(
+      { interval: '2013-07-07T18:15:00.000Z/2013-07-08T18:15:00.000Z', granularity: 'PT30M', timeZone: 'Asia/Kathmandu', metrics: ['tHandle', 'nOffered', 'oServiceLevel'] },
+      'rollup:agg_media@15',
+    );
     expect(n).toBeGreaterThan(0);
   });
 

@@ -3,7 +3,8 @@
  * on a local D1 (the same path `npm run db:migrate:*` takes): the database is first brought to the
  * layout before 0003 (rollups with rowids, agg_user at 15/60/1440 minutes), filled, then migrated.
  * Every rollup row must survive, except agg_user's 15-minute cells, which 0003 drops on purpose
- * (agg_user keeps 60 and 1440 minutes; README "How it is stored and read").
+ * (agg_user keeps 60 and 1440 minutes; README "How it is stored and read"); 0004 then adds
+ * agg_media's half hours, computed here independently from the quarter hours.
  */
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -55,7 +56,9 @@ const queueRows: QueueCell[] = [];
 const userRows: UserCell[] = [];
 for (const res of [15, 60, 1440]) {
   for (let i = 0; i < 12; i++) {
-    const cell = { res, slot: 1_763_000_000_000 + i * res * 60_000, metric: i % 5, media: 1 + (i % 2), cnt: i + 1, sum: 1000 * i, mn: i, mx: 50 * i };
+    // Slots aligned as ingest writes them (the base is a multiple of 30 minutes); two neighbouring
+    // quarter hours share metric and media, so 0004 has cells to add up.
+    const cell = { res, slot: 1_762_999_200_000 + i * res * 60_000, metric: Math.floor(i / 2) % 5, media: 1 + (Math.floor(i / 2) % 2), cnt: i + 1, sum: 1000 * i, mn: i, mx: 50 * i };
     mediaRows.push(cell);
     queueRows.push({ ...cell, direction: 1 + (i % 2), queue: 3 + (i % 4) });
     userRows.push({ ...cell, direction: 1 + (i % 2), queue: 3 + (i % 4), user: 10 + i });
@@ -98,5 +101,26 @@ describe('migration 0003 on a database with data', () => {
     expect(schema.filter((s) => s.name.startsWith('agg_user_by')).map((s) => s.name)).toEqual(['agg_user_by_user']);
     expect(query<{ n: number }>("SELECT count(*) AS n FROM sqlite_schema WHERE type = 'index' AND name LIKE 'sqlite_autoindex_agg_%'")[0]!.n).toBe(0);
     expect(query<{ data: string }>("SELECT data FROM conversations WHERE id = 'c-old'")).toEqual([{ data: '{"kept":"as written"}' }]);
+  });
+
+  it('0004 adds agg_media half hours built exactly from its quarter hours, leaving every other row as it was', () => {
+    const halfHours = new Map<string, Cell>();
+    for (const r of mediaRows.filter((r) => r.res === 15)) {
+      const slot = Math.floor(r.slot / 1_800_000) * 1_800_000;
+      const key = `${slot}/${r.metric}/${r.media}`;
+      const cell = halfHours.get(key);
+      if (!cell) halfHours.set(key, { ...r, res: 30, slot });
+      else halfHours.set(key, { ...cell, cnt: cell.cnt + r.cnt, sum: cell.sum + r.sum, mn: Math.min(cell.mn, r.mn), mx: Math.max(cell.mx, r.mx) });
+    }
+    // Two quarter hours share a half hour at least once, so the test adds something up.
+    expect(halfHours.size).toBeLessThan(12);
+
+    stageMigrationsThrough('0004');
+    wrangler('d1', 'migrations', 'apply', 'DB');
+
+    const byKey = (a: Cell, b: Cell) => a.res - b.res || a.slot - b.slot || a.metric - b.metric || a.media - b.media;
+    expect(query<Cell>(`SELECT res, slot, metric, media, cnt, sum, mn, mx FROM agg_media ${ORDER}`)).toEqual([...mediaRows, ...halfHours.values()].sort(byKey));
+    expect(query<{ n: number }>('SELECT count(*) AS n FROM agg_queue')[0]!.n).toBe(queueRows.length);
+    expect(query<{ n: number }>('SELECT count(*) AS n FROM agg_user')[0]!.n).toBe(userRows.filter((r) => r.res !== 15).length);
   });
 });
