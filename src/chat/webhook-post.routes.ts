@@ -3,7 +3,7 @@ import { createMiddleware } from 'hono/factory';
 import { HTTPException } from 'hono/http-exception';
 import { z } from 'zod';
 import { ApiError } from '../http/api-error';
-import { assertWellFormed } from '../http/json-body';
+import { assertWellFormed, readBodyBytes } from '../http/json-body';
 import type { AppEnv } from '../http/context';
 import { sha256Hex } from '../http/secrets';
 import { issuesToError, TOO_LARGE_ISSUE } from '../http/validate';
@@ -176,43 +176,6 @@ function unsupportedMediaType(contentType: string, kind?: NativeKind): ApiError 
   );
 }
 
-function tooLarge(maxBytes: number): ApiError {
-  return new ApiError(413, 'payload.too.large', `The request body exceeds the limit of ${maxBytes} bytes.`);
-}
-
-/** The body, refused (413) past `maxBytes` by Content-Length or while streaming. */
-async function readBody(request: Request, maxBytes: number): Promise<Uint8Array> {
-  const declared = Number(request.headers.get('Content-Length') ?? NaN);
-  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
-  if (!request.body) return new Uint8Array();
-  // A declared length within the limit is what the runtime delivers: read it in one native step.
-  if (Number.isFinite(declared)) {
-    const bytes = new Uint8Array(await request.arrayBuffer());
-    if (bytes.byteLength > maxBytes) throw tooLarge(maxBytes);
-    return bytes;
-  }
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel();
-      throw tooLarge(maxBytes);
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return bytes;
-}
-
 function parseJson(text: string): unknown {
   let value: unknown;
   try {
@@ -354,7 +317,7 @@ export const webhookPostRoutes = new Hono<AppEnv>().post('/webhooks/api/v1/webho
   const id = c.req.param('id');
   // Read at most once whatever the attempts (a rejection, e.g. 413, is the same for each).
   let body: Promise<Uint8Array> | undefined;
-  const bodyOnce = () => (body ??= readBody(c.req.raw, CHAT_LIMITS.webhookBodyBytes));
+  const bodyOnce = () => (body ??= readBodyBytes(c.req.raw, CHAT_LIMITS.webhookBodyBytes));
   let attempt = new PostAttempt(c, id, bodyOnce, 'cache');
   for (let n = 1; ; n++) {
     try {

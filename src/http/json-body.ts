@@ -25,10 +25,7 @@ export function jsonBody(maxBytes: number) {
         `Unsupported Content-Type ${contentType ? `'${contentType}'` : '(none)'}; send application/json.`,
       );
     }
-    const declared = Number(c.req.header('Content-Length') ?? NaN);
-    if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
-
-    const text = readLimited(c.req.raw.body, maxBytes);
+    const text = readBodyBytes(c.req.raw, maxBytes).then((bytes) => new TextDecoder().decode(bytes));
     // Hono's body cache holds promises (its type says otherwise); the validator reads from it.
     (c.req.bodyCache as Record<string, unknown>).text = text;
     assertWellFormed(await text);
@@ -87,12 +84,23 @@ function illFormed(node: JsonNode): ApiError {
   return ApiError.invalidValue(field, `${field}: text must be well-formed Unicode; a lone surrogate (\\uD800-\\uDFFF) cannot be stored.`);
 }
 
-async function readLimited(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<string> {
-  if (!body) return '';
-  const reader = body.getReader();
-  const decoder = new TextDecoder();
+/**
+ * The request body as bytes, refused (413) past `maxBytes` by Content-Length or while streaming.
+ * Shared by every route that reads a body itself (this middleware, the webhook post route).
+ */
+export async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
+  const declared = Number(request.headers.get('Content-Length') ?? NaN);
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
+  if (!request.body) return new Uint8Array();
+  // A declared length within the limit is what the runtime delivers: read it in one native step.
+  if (Number.isFinite(declared)) {
+    const bytes = new Uint8Array(await request.arrayBuffer());
+    if (bytes.byteLength > maxBytes) throw tooLarge(maxBytes);
+    return bytes;
+  }
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
   let size = 0;
-  let text = '';
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
@@ -101,7 +109,13 @@ async function readLimited(body: ReadableStream<Uint8Array> | null, maxBytes: nu
       await reader.cancel();
       throw tooLarge(maxBytes);
     }
-    text += decoder.decode(value, { stream: true });
+    chunks.push(value);
   }
-  return text + decoder.decode();
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return bytes;
 }
