@@ -6,7 +6,7 @@
  * the local D1 isolate through workerd's inspector. Prints self time by src module and by function;
  * writes bench/data/profile-<workload>.json.
  * - ingest: 20,000 conversations (the quick simulation) into a fresh database, batches of 1,000, 4 in flight;
- * - query: queries a–d, 20 runs each, on the quick run's database (--full: the full run's);
+ * - query: queries a–d, 20 runs each after 5 unprofiled, on the quick run's database (--full: the full run's; --query c,d: only those; --runs N per query, default 20; --worker-only: sample only the Worker's isolate);
  * - webhook: one room, 100 viewers (in this process), 16 posters for --seconds (default 10).
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -26,7 +26,7 @@ const INSPECTOR = 8825;
 const TOKEN = 'sbt_bench_profile';
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { workload: { type: 'string' }, seconds: { type: 'string' }, viewers: { type: 'string' }, full: { type: 'boolean' } } });
+  const { values } = parseArgs({ options: { workload: { type: 'string' }, seconds: { type: 'string' }, viewers: { type: 'string' }, full: { type: 'boolean' }, query: { type: 'string' }, runs: { type: 'string' }, 'worker-only': { type: 'boolean' } } });
   const workload = values.workload ?? 'ingest';
   const seconds = Number(values.seconds ?? 10);
   const viewerCount = Number(values.viewers ?? 100);
@@ -55,7 +55,7 @@ async function main(): Promise<void> {
   const sockets: WebSocket[] = [];
   try {
     const targets = await inspectorTargets(dev.workerPid, INSPECTOR);
-    const names = ['worker', ...[...targets.keys()].filter((k) => k.startsWith('d1:db'))];
+    const names = ['worker', ...(values['worker-only'] ? [] : [...targets.keys()].filter((k) => k.startsWith('d1:db')))];
     const profiler = await Profiler.attach(targets, names);
     let setup: () => Promise<void> = async () => {};
     let run: () => Promise<string>;
@@ -70,13 +70,18 @@ async function main(): Promise<void> {
         return `${r.conversations} conversations in ${r.seconds.toFixed(1)} s (${(r.conversations / r.seconds).toFixed(0)}/s)`;
       };
     } else if (workload === 'query') {
-      const queries = benchQueries(querySpec.end, agents(querySpec)[0]!.id);
+      const queries = benchQueries(querySpec.end, agents(querySpec)[0]!.id).filter((q) => !values.query || values.query.split(',').includes(q.id));
+      const runs = Number(values.runs ?? 20);
+      // Warm: the first requests compile the bundle's functions, which a profile would charge to them.
+      setup = async () => {
+        for (const q of queries) for (let i = 0; i < 5; i++) await api(dev.url, TOKEN, 'POST', '/api/v2/analytics/conversations/aggregates/query', q.body);
+      };
       run = async () => {
         const lines = [];
         for (const q of queries) {
           const t0 = performance.now();
-          for (let i = 0; i < 20; i++) await api(dev.url, TOKEN, 'POST', '/api/v2/analytics/conversations/aggregates/query', q.body);
-          lines.push(`${q.id}: ${((performance.now() - t0) / 20).toFixed(1)} ms/query`);
+          for (let i = 0; i < runs; i++) await api(dev.url, TOKEN, 'POST', '/api/v2/analytics/conversations/aggregates/query', q.body);
+          lines.push(`${q.id}: ${((performance.now() - t0) / runs).toFixed(1)} ms/query`);
         }
         return lines.join(', ');
       };

@@ -6,15 +6,28 @@ export async function sha256Hex(text: string): Promise<string> {
 }
 
 /**
- * Constant-time equality of two secrets. Both sides are hashed first so that the comparison
- * always runs over 32 bytes, whatever the lengths of the inputs.
+ * Constant-time equality of a presented secret `a` and a configured one `b`. Both sides are hashed
+ * first so that the comparison always runs over 32 bytes, whatever the lengths of the inputs.
  */
 export async function secretsEqual(a: string, b: string): Promise<boolean> {
-  const [da, db] = await Promise.all([
-    crypto.subtle.digest('SHA-256', encoder.encode(a)),
-    crypto.subtle.digest('SHA-256', encoder.encode(b)),
-  ]);
+  const [da, db] = await Promise.all([crypto.subtle.digest('SHA-256', encoder.encode(a)), knownDigest(b)]);
   return crypto.subtle.timingSafeEqual(da, db);
+}
+
+/**
+ * The digest of a configured secret (ADMIN_TOKEN), kept for the isolate's life: it is compared on
+ * every authenticated request. Keyed by value, so a changed secret is simply another entry; the
+ * cache holds the few configured secrets, never what clients send.
+ */
+const configured = new Map<string, Promise<ArrayBuffer>>();
+
+function knownDigest(secret: string): Promise<ArrayBuffer> {
+  let digest = configured.get(secret);
+  if (!digest) {
+    if (configured.size >= 8) configured.clear();
+    configured.set(secret, (digest = crypto.subtle.digest('SHA-256', encoder.encode(secret))));
+  }
+  return digest;
 }
 
 /** A fresh bearer token: a prefix that makes leaked tokens greppable, then 256 random bits. */

@@ -28,8 +28,21 @@ export const serviceLevelSettingsSchema = z.object({
     .default({}),
 });
 
+function buildRead(db: Db) {
+  return db.select({ value: settings.value }).from(settings).where(eq(settings.key, KEY)).prepare();
+}
+
+/**
+ * The read, built once per Db (one per D1 binding for the isolate's life): Drizzle's query
+ * builder costs more CPU than the D1 round trip it prepares, and every query with oServiceLevel
+ * makes this read.
+ */
+const reads = new WeakMap<Db, ReturnType<typeof buildRead>>();
+
 export async function getServiceLevelSettings(db: Db): Promise<ServiceLevelSettings> {
-  const row = await db.select({ value: settings.value }).from(settings).where(eq(settings.key, KEY)).get();
+  let read = reads.get(db);
+  if (!read) reads.set(db, (read = buildRead(db)));
+  const row = await read.get();
   return row ? (row.value as ServiceLevelSettings) : DEFAULT_SERVICE_LEVEL;
 }
 
