@@ -5,6 +5,12 @@ export interface ViewerSpec {
   room: string;
   url: string;
   token: string;
+  /**
+   * Offer permessage-deflate (browsers always do). The Worker refuses compression, but under
+   * `wrangler dev` miniflare's entry worker sits in front of its response and accepts the offer
+   * anyway, so an offering viewer costs workerd a deflate of every frame; default false.
+   */
+  deflate?: boolean;
 }
 
 export type ViewerCommand =

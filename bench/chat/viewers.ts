@@ -3,8 +3,11 @@
  * an event loop with the posters (whose timestamps it would delay). Driven over IPC by
  * bench/scenarios/chat.ts. Receipt times are CLOCK_MONOTONIC milliseconds (process.hrtime), the
  * same clock the posters use in the parent process.
+ *
+ * `ws` rather than undici's WebSocket: undici always offers permessage-deflate, and a viewer must be
+ * able not to (see ViewerSpec.deflate).
  */
-import { WebSocket } from 'undici';
+import WebSocket from 'ws';
 import { nowMs, type ViewerCommand, type ViewerReport, type ViewerSpec } from './protocol';
 
 interface Viewer {
@@ -27,12 +30,12 @@ function send(message: unknown): void {
 
 function open(spec: ViewerSpec): Promise<Viewer> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(spec.url, { headers: { Authorization: `Bearer ${spec.token}` } });
+    const ws = new WebSocket(spec.url, { headers: { Authorization: `Bearer ${spec.token}` }, perMessageDeflate: spec.deflate === true });
     const viewer: Viewer = { spec, ws, ready: false, seqs: [], times: [], frames: 0, strange: 0 };
     const timer = setTimeout(() => reject(new Error(`viewer ${spec.id} not ready after 30 s`)), 30_000);
-    ws.addEventListener('message', (event) => {
+    ws.on('message', (data) => {
       const t = nowMs();
-      const frame = JSON.parse(String(event.data)) as { type: string; messages?: { seq: number }[]; lastSeq?: number };
+      const frame = JSON.parse(String(data)) as { type: string; messages?: { seq: number }[]; lastSeq?: number };
       if (frame.type === 'messages' && Array.isArray(frame.messages) && frame.messages.length > 0) {
         viewer.frames++;
         for (const message of frame.messages) {
@@ -47,14 +50,14 @@ function open(spec: ViewerSpec): Promise<Viewer> {
         viewer.strange++;
       }
     });
-    ws.addEventListener('close', (event) => {
-      viewer.closed = `${event.code} ${event.reason}`;
+    ws.on('close', (code, reason) => {
+      viewer.closed = `${code} ${String(reason)}`;
       if (!viewer.ready) {
         clearTimeout(timer);
         reject(new Error(`viewer ${spec.id} closed before ready: ${viewer.closed}`));
       }
     });
-    ws.addEventListener('error', () => {
+    ws.on('error', () => {
       if (!viewer.ready) {
         clearTimeout(timer);
         reject(new Error(`viewer ${spec.id} failed to connect to ${spec.url}`));

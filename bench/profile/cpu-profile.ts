@@ -7,12 +7,12 @@
  * writes bench/data/profile-<workload>.json.
  * - ingest: 20,000 conversations (the quick simulation) into a fresh database, batches of 1,000, 4 in flight;
  * - query: queries a–d, 20 runs each after 5 unprofiled, on the quick run's database (--full: the full run's; --query c,d: only those; --runs N per query, default 20; --worker-only: sample only the Worker's isolate);
- * - webhook: one room, 100 viewers (in this process), 16 posters for --seconds (default 10).
+ * - webhook: one room, 100 viewers (in this process; --deflate: offering permessage-deflate), 16 posters for --seconds (default 10).
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { WebSocket } from 'undici';
+import WebSocket from 'ws';
 import { api, isUp } from '../lib/http';
 import { ingestRecords } from '../lib/ingest-client';
 import { CpuMeter } from '../lib/proc';
@@ -26,7 +26,7 @@ const INSPECTOR = 8825;
 const TOKEN = 'sbt_bench_profile';
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { workload: { type: 'string' }, seconds: { type: 'string' }, viewers: { type: 'string' }, full: { type: 'boolean' }, query: { type: 'string' }, runs: { type: 'string' }, 'worker-only': { type: 'boolean' } } });
+  const { values } = parseArgs({ options: { workload: { type: 'string' }, seconds: { type: 'string' }, viewers: { type: 'string' }, full: { type: 'boolean' }, query: { type: 'string' }, runs: { type: 'string' }, 'worker-only': { type: 'boolean' }, deflate: { type: 'boolean' } } });
   const workload = values.workload ?? 'ingest';
   const seconds = Number(values.seconds ?? 10);
   const viewerCount = Number(values.viewers ?? 100);
@@ -93,10 +93,14 @@ async function main(): Promise<void> {
         await api(dev.url, TOKEN, 'PATCH', `/api/v1/webhooks/${hook.id}`, { rateLimit: { burst: 100_000, perSecond: 100_000 } });
         hookUrl = `${dev.url}/webhooks/api/v1/webhook/${hook.id}`;
         for (let i = 0; i < viewerCount; i++) {
-          const ws = new WebSocket(`${dev.url.replace('http', 'ws')}/api/v1/rooms/${room.id}/ws`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+          // As the bench's viewers: no permessage-deflate offered (--deflate: offered, as browsers do).
+          const ws = new WebSocket(`${dev.url.replace('http', 'ws')}/api/v1/rooms/${room.id}/ws`, {
+            headers: { Authorization: `Bearer ${TOKEN}` },
+            perMessageDeflate: values.deflate === true,
+          });
           await new Promise<void>((resolve, reject) => {
-            ws.addEventListener('message', () => resolve(), { once: true });
-            ws.addEventListener('error', () => reject(new Error('viewer failed')));
+            ws.once('message', () => resolve());
+            ws.once('error', () => reject(new Error('viewer failed')));
           });
           sockets.push(ws);
         }

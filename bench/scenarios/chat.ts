@@ -268,14 +268,16 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
     const meter = () =>
       new CpuMeter(() => ({ 'workerd (Worker)': d.workerPid, 'workerd (proxy)': d.proxyPid, 'wrangler (node)': d.wranglerPid, viewers: viewers.pid }));
 
-    // ---- rooms: [0] proxy phase, [1] direct phase, [2..51] the 50-room phase -------------------
+    // ---- rooms: proxy phase, direct phase, deflate phase, then the 50-room phase ------------------
     const main = (await setUpRooms(d.url, o.token, 1, 'one room'))[0]!;
     const directRoom = d.directUrl ? (await setUpRooms(d.url, o.token, 1, 'direct'))[0] : undefined;
+    const deflateRoom = (await setUpRooms(d.url, o.token, 1, 'deflate'))[0]!;
     const many = await setUpRooms(d.url, o.token, 50, 'many');
     const specs: ViewerSpec[] = [];
     let id = 0;
     for (let i = 0; i < VIEWERS; i++) specs.push({ id: id++, room: main.id, url: wsUrl(d.url, main), token: o.token });
     if (directRoom && d.directUrl) for (let i = 0; i < VIEWERS; i++) specs.push({ id: id++, room: directRoom.id, url: wsUrl(d.directUrl, directRoom), token: o.token });
+    for (let i = 0; i < VIEWERS; i++) specs.push({ id: id++, room: deflateRoom.id, url: wsUrl(d.url, deflateRoom), token: o.token, deflate: true });
     for (const room of many) for (let i = 0; i < 2; i++) specs.push({ id: id++, room: room.id, url: wsUrl(d.url, room), token: o.token });
     progress(`chat: opening ${specs.length} WebSocket viewers`);
     await viewers.command({ type: 'open', viewers: specs }, 'opened');
@@ -319,7 +321,7 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
     const viaProxy = await throughput(d.url, main, 'one room via proxy', ceiling.url, ceilingTotals.proxy);
     const ceilingProxy = ceilingTotals.proxy.ok / ceilingTotals.proxy.seconds;
     progress(`chat: ceiling ${ceilingProxy.toFixed(0)} posts/s through the proxy (interleaved with the room's slices)`);
-    r.add({ scenario: S, metric: `one room, ${VIEWERS} viewers, ${POSTERS} posters, ${o.throughputSeconds} s: accepted posts/s (front port)`, value: viaProxy.rate, unit: 'posts/s', peer: 'ceiling Worker (front port)', peerValue: ceilingProxy, target: '>= 0.5 × ceiling', met: viaProxy.rate >= 0.5 * ceilingProxy });
+    r.add({ scenario: S, metric: `one room, ${VIEWERS} viewers (no deflate offered), ${POSTERS} posters, ${o.throughputSeconds} s: accepted posts/s (front port)`, value: viaProxy.rate, unit: 'posts/s', peer: 'ceiling Worker (front port)', peerValue: ceilingProxy, target: '>= 0.5 × ceiling', met: viaProxy.rate >= 0.5 * ceilingProxy });
     r.add({ scenario: S, metric: 'viewers that got every accepted message once, in seq order', value: viaProxy.check.perfect, unit: `of ${viaProxy.check.viewers}`, target: `= ${viaProxy.check.viewers}`, met: viaProxy.check.perfect === viaProxy.check.viewers });
     r.add({ scenario: S, metric: 'POST time at full load, p50', value: percentile(viaProxy.latencies, 50), unit: 'ms' });
     r.add({ scenario: S, metric: 'messages per WebSocket frame at full load (mean)', value: viaProxy.perFrame, unit: 'messages' });
@@ -334,6 +336,12 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
       r.add({ scenario: S, metric: 'the same, straight to workerd (posters and viewers)', value: direct.rate, unit: 'posts/s', peer: 'ceiling Worker (straight to workerd)', peerValue: ceilingDirect, target: '>= 0.5 × ceiling', met: direct.rate >= 0.5 * ceilingDirect });
       r.add({ scenario: S, metric: '  viewers with every message once, in order (direct)', value: direct.check.perfect, unit: `of ${direct.check.viewers}` });
     }
+    // Browsers offer permessage-deflate; wrangler dev's entry worker accepts it although the Worker
+    // refuses it, and workerd then deflates every frame once per viewer. What that costs here:
+    const deflateTotals = { ok: 0, seconds: 0 };
+    const deflated = await throughput(d.url, deflateRoom, 'one room, viewers offering deflate', ceiling.url, deflateTotals);
+    r.add({ scenario: S, metric: '  the same (front port), viewers offering permessage-deflate (wrangler dev accepts it)', value: deflated.rate, unit: 'posts/s', peer: 'ceiling Worker (front port)', peerValue: deflateTotals.ok / deflateTotals.seconds });
+    r.add({ scenario: S, metric: '  viewers with every message once, in order (deflate)', value: deflated.check.perfect, unit: `of ${deflated.check.viewers}` });
 
     // ---- steady rates: POST start → receipt at each of the 100 viewers ----------------------------
     // 200 posts/s is the target's rate; 25 posts/s shows the latency floor when the room keeps up.
