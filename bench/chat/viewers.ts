@@ -24,6 +24,22 @@ interface Viewer {
 
 const viewers: Viewer[] = [];
 
+type Frame = { type: string; messages?: { seq: number }[]; lastSeq?: number };
+/**
+ * The viewers of a room receive the same frame one after another: it is parsed once (they only
+ * read it). Real viewers are on other machines; here they share 2 cores with workerd and the
+ * proxy, and every microsecond they spend is taken from the system under test.
+ */
+let lastText = '';
+let lastFrame: Frame = { type: '' };
+function parseFrame(text: string): Frame {
+  if (text !== lastText) {
+    lastFrame = JSON.parse(text) as Frame;
+    lastText = text;
+  }
+  return lastFrame;
+}
+
 function send(message: unknown): void {
   process.send!(message);
 }
@@ -35,7 +51,7 @@ function open(spec: ViewerSpec): Promise<Viewer> {
     const timer = setTimeout(() => reject(new Error(`viewer ${spec.id} not ready after 30 s`)), 30_000);
     ws.on('message', (data) => {
       const t = nowMs();
-      const frame = JSON.parse(String(data)) as { type: string; messages?: { seq: number }[]; lastSeq?: number };
+      const frame = parseFrame(String(data));
       if (frame.type === 'messages' && Array.isArray(frame.messages) && frame.messages.length > 0) {
         viewer.frames++;
         for (const message of frame.messages) {

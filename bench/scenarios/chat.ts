@@ -8,7 +8,8 @@
  *   own `wrangler dev`, through the front port and straight to its workerd, timed in slices that
  *   alternate with Switchboard's (the machine's speed drifts between minutes).
  * - Steady 200 posts/s: time from POST start to receipt at each of the 100 viewers.
- * - 1, 5, 10, 25, 50 rooms × 2 viewers: throughput as rooms grow, with the CPU split.
+ * - 1, 5, 10, 25, 50 rooms × 2 viewers: throughput as rooms grow, with the CPU split; 16 posters in
+ *   all, then 4 posters per room.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
@@ -40,6 +41,7 @@ const VIEWERS = 100;
 const THROUGHPUT_SLICES = 4;
 const STEADY_RATE = 200;
 const ROOM_STEPS = [1, 5, 10, 25, 50];
+const POSTERS_PER_ROOM = 4;
 
 interface Room {
   id: string;
@@ -346,11 +348,21 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
     // ---- steady rates: POST start → receipt at each of the 100 viewers ----------------------------
     // 200 posts/s is the target's rate; 25 posts/s shows the latency floor when the room keeps up.
     const steadySeconds = o.quick ? 2 : 10;
-    for (const rate of [STEADY_RATE, 25]) {
+    // The same 200 posts/s straight to workerd as well (posters and viewers), when reachable:
+    // wrangler's proxy relays every frame to every viewer on its one thread, and the POSTs queue
+    // behind them there.
+    const phases: { rate: number; room: Room; base: string; where: string }[] = [
+      { rate: STEADY_RATE, room: main, base: d.url, where: '' },
+      ...(directRoom && d.directUrl ? [{ rate: STEADY_RATE, room: directRoom, base: d.directUrl, where: ', straight to workerd' }] : []),
+      { rate: 25, room: main, base: d.url, where: '' },
+    ];
+    for (const { rate, room, base, where } of phases) {
       await viewers.command({ type: 'reset' }, 'reset');
-      const steady = await openLoop(hookUrl(d.url, main), rate, steadySeconds, main.id);
+      const m = meter();
+      const steady = await openLoop(hookUrl(base, room), rate, steadySeconds, room.id);
+      const cpu = m.stop();
       const accepted = acceptedSeqs(steady);
-      const collected = await viewers.command({ type: 'collect', expect: { [main.id]: accepted.get(main.id)?.length ?? 0 }, timeoutMs: 60_000 }, 'collected');
+      const collected = await viewers.command({ type: 'collect', expect: { [room.id]: accepted.get(room.id)?.length ?? 0 }, timeoutMs: 60_000 }, 'collected');
       const t0BySeq = new Map<number, number>();
       for (const x of steady) if (x.seq !== undefined) t0BySeq.set(x.seq, x.t0);
       const all: number[] = [];
@@ -367,8 +379,8 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
       const steadyCheck = checkDeliveries(collected.reports, accepted);
       const achieved = steady.filter((x) => x.status === 200).length / steadySeconds;
       const perMessage = [...lastViewer.values()];
-      progress(`chat steady ${rate}/s: ${achieved.toFixed(0)} posts/s accepted, statuses ${JSON.stringify(statusCounts(steady))}, deliveries ${JSON.stringify(steadyCheck)}`);
-      const label = `steady ${rate} posts/s`;
+      const label = `steady ${rate} posts/s${where}`;
+      progress(`chat ${label}: ${achieved.toFixed(0)} posts/s accepted, statuses ${JSON.stringify(statusCounts(steady))}, deliveries ${JSON.stringify(steadyCheck)}`);
       if (rate === STEADY_RATE) {
         r.add({ scenario: S, metric: `${label}: p99 POST start → receipt at the last of ${VIEWERS} viewers`, value: percentile(perMessage, 99), unit: 'ms', target: '<= 25 ms', met: percentile(perMessage, 99) <= 25 });
       } else {
@@ -378,31 +390,50 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
       r.add({ scenario: S, metric: `  ${label}: p99 over every (message, viewer) receipt`, value: percentile(all, 99), unit: 'ms' });
       r.add({ scenario: S, metric: `  ${label}: p99 POST answer time`, value: percentile(steady.map((x) => x.t1 - x.t0), 99), unit: 'ms' });
       r.add({ scenario: S, metric: `  ${label}: accepted posts/s`, value: achieved, unit: 'posts/s' });
+      const cores = (name: string) => ((cpu.perProcess[name] ?? 0) / cpu.wallSeconds).toFixed(2);
+      r.add({
+        scenario: S,
+        metric: `  ${label}: machine CPU (workerd ${cores('workerd (Worker)')}, proxy ${cores('workerd (proxy)')}, viewers ${cores('viewers')}, bench client ${cores('bench client')})`,
+        value: cpu.machineBusy / cpu.wallSeconds,
+        unit: 'of 2 cores',
+      });
       r.add({ scenario: S, metric: `  ${label}: viewers with every message once, in order`, value: steadyCheck.perfect, unit: `of ${steadyCheck.viewers}` });
       detail[label] = { rate, seconds: steadySeconds, achieved, check: steadyCheck, lastViewer: summary(perMessage), everyReceipt: summary(all) };
     }
 
     // ---- rooms × 2 viewers ---------------------------------------------------------------------
+    // Two series: the same 16 posters spread over the rooms (the offered load is fixed by their
+    // round trips), and 4 posters per room (each room has its own senders, so the offered load
+    // grows with the rooms until the machine saturates). Under wrangler dev one workerd thread
+    // runs every Durable Object, so rooms add no parallelism here; workerd's share of its one
+    // thread is reported with each step.
     const seconds = o.quick ? 1.5 : 8;
     const steps: Record<string, unknown> = {};
-    for (const n of ROOM_STEPS) {
-      await viewers.command({ type: 'reset' }, 'reset');
-      const rooms = many.slice(0, n);
-      const m = meter();
-      const run = await closedLoop(rooms.map((room) => ({ url: hookUrl(d.url, room), room: room.id })), seconds);
-      const cpu = m.stop();
-      const acc = acceptedSeqs(run.outcomes);
-      const expect: Record<string, number> = {};
-      for (const room of rooms) expect[room.id] = acc.get(room.id)?.length ?? 0;
-      const col = await viewers.command({ type: 'collect', expect, timeoutMs: 60_000 }, 'collected');
-      const check = checkDeliveries(col.reports, acc);
-      const rate = run.outcomes.filter((x) => x.status === 200).length / run.seconds;
-      const workerCores = (cpu.perProcess['workerd (Worker)'] ?? NaN) / cpu.wallSeconds;
-      const machine = cpu.machineBusy / cpu.wallSeconds;
-      progress(`chat ${n} rooms: ${rate.toFixed(0)} posts/s, workerd ${workerCores.toFixed(2)} cores, machine ${machine.toFixed(2)} of 2, deliveries ${JSON.stringify(check)}`);
-      r.add({ scenario: S, metric: `${n} room${n > 1 ? 's' : ''} × 2 viewers, ${POSTERS} posters: accepted posts/s (workerd ${workerCores.toFixed(2)} cores, machine ${machine.toFixed(2)}/2)`, value: rate, unit: 'posts/s' });
-      if (check.perfect !== check.viewers) r.add({ scenario: S, metric: `  ${n} rooms: viewers with every message once, in order`, value: check.perfect, unit: `of ${check.viewers}` });
-      steps[n] = { rate, check, cpu, statuses: statusCounts(run.outcomes) };
+    const series: { label: string; posters: (rooms: number) => number }[] = [
+      { label: `${POSTERS} posters`, posters: () => POSTERS },
+      { label: `${POSTERS_PER_ROOM} posters per room`, posters: (rooms) => POSTERS_PER_ROOM * rooms },
+    ];
+    for (const { label, posters } of series) {
+      for (const n of ROOM_STEPS) {
+        await viewers.command({ type: 'reset' }, 'reset');
+        const rooms = many.slice(0, n);
+        const m = meter();
+        const run = await closedLoop(rooms.map((room) => ({ url: hookUrl(d.url, room), room: room.id })), seconds, posters(n));
+        const cpu = m.stop();
+        const acc = acceptedSeqs(run.outcomes);
+        const expect: Record<string, number> = {};
+        for (const room of rooms) expect[room.id] = acc.get(room.id)?.length ?? 0;
+        const col = await viewers.command({ type: 'collect', expect, timeoutMs: 60_000 }, 'collected');
+        const check = checkDeliveries(col.reports, acc);
+        const rate = run.outcomes.filter((x) => x.status === 200).length / run.seconds;
+        const workerCores = (cpu.perProcess['workerd (Worker)'] ?? NaN) / cpu.wallSeconds;
+        const machine = cpu.machineBusy / cpu.wallSeconds;
+        const name = `${n} room${n > 1 ? 's' : ''} × 2 viewers, ${label}`;
+        progress(`chat ${name}: ${rate.toFixed(0)} posts/s, workerd ${workerCores.toFixed(2)} cores, machine ${machine.toFixed(2)} of 2, deliveries ${JSON.stringify(check)}`);
+        r.add({ scenario: S, metric: `${name}: accepted posts/s (workerd ${workerCores.toFixed(2)} cores, machine ${machine.toFixed(2)}/2)`, value: rate, unit: 'posts/s' });
+        if (check.perfect !== check.viewers) r.add({ scenario: S, metric: `  ${name}: viewers with every message once, in order`, value: check.perfect, unit: `of ${check.viewers}` });
+        steps[name] = { rate, check, cpu, posters: posters(n), statuses: statusCounts(run.outcomes) };
+      }
     }
     detail['rooms'] = steps;
     await viewers.command({ type: 'close' }, 'closed');

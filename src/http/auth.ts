@@ -1,6 +1,5 @@
 import { createMiddleware } from 'hono/factory';
-import { and, eq, isNull, sql } from 'drizzle-orm';
-import type { Db } from '../db/client';
+import { and, eq, isNull } from 'drizzle-orm';
 import { ApiError } from './api-error';
 import type { AppEnv, Principal } from './context';
 import { secretsEqual, sha256Hex } from './secrets';
@@ -15,27 +14,18 @@ export function bearerToken(header: string | undefined): string | undefined {
   return match?.[1];
 }
 
-function buildLookup(db: Db) {
-  return db
-    .select({ id: tokens.id, permissions: tokens.permissions })
-    .from(tokens)
-    .where(and(eq(tokens.tokenHash, sql.placeholder('hash')), isNull(tokens.revokedAt)))
-    .prepare();
-}
-
-/** Built once per Db (see db/client.ts): Drizzle's query builder costs more CPU than the lookup's D1 round trip. */
-const lookups = new WeakMap<Db, ReturnType<typeof buildLookup>>();
-
 /**
  * Resolves the request's principal from `Authorization: Bearer <token>`: ADMIN_TOKEN holds every
  * permission; other tokens are found by their SHA-256 and must not be revoked.
  */
-export async function resolvePrincipal(env: Env, db: Db, token: string): Promise<Principal | undefined> {
+export async function resolvePrincipal(env: Env, db: AppEnv['Variables']['db'], token: string): Promise<Principal | undefined> {
   if (env.ADMIN_TOKEN && (await secretsEqual(token, env.ADMIN_TOKEN))) return ADMIN;
   const hash = await sha256Hex(token);
-  let lookup = lookups.get(db);
-  if (!lookup) lookups.set(db, (lookup = buildLookup(db)));
-  const row = await lookup.get({ hash });
+  const row = await db
+    .select({ id: tokens.id, permissions: tokens.permissions })
+    .from(tokens)
+    .where(and(eq(tokens.tokenHash, hash), isNull(tokens.revokedAt)))
+    .get();
   if (!row) return undefined;
   return { tokenId: row.id, permissions: new Set(row.permissions as Permission[]) };
 }

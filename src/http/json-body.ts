@@ -33,8 +33,19 @@ export function jsonBody(maxBytes: number) {
   });
 }
 
-/** Only a `\uD800`–`\uDFFF` escape can put a lone surrogate into a parsed string (decoded bytes never do). */
-const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+/**
+ * Only a `\uD800`–`\uDFFF` escape can put a lone surrogate into a parsed string (decoded bytes never
+ * do). Found with indexOf rather than a regex: on a 3 MB ingest body the regex took ~13 ms in
+ * workerd (a tenth of the request's CPU), indexOf well under one.
+ */
+function hasSurrogateEscape(text: string): boolean {
+  for (let i = text.indexOf('\\u'); i !== -1; i = text.indexOf('\\u', i + 2)) {
+    const d = text.charCodeAt(i + 2) | 0x20; // lower case
+    const next = text.charCodeAt(i + 3) | 0x20;
+    if (d === 0x64 && (next === 0x38 || next === 0x39 || (next >= 0x61 && next <= 0x66))) return true;
+  }
+  return false;
+}
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 interface JsonNode {
@@ -49,7 +60,7 @@ interface JsonNode {
  * (and two different ids could become one). Malformed JSON is left to the validator (400 bad.request).
  */
 export function assertWellFormed(text: string): void {
-  if (!SURROGATE_ESCAPE.test(text)) return;
+  if (!hasSurrogateEscape(text)) return;
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -21,6 +21,10 @@ describe('lone surrogates', () => {
     ['an object key', 'POST', '/api/v1/rooms', '{"name":"x","\\ud800":1}', '\ud800'],
     ['a filter value', 'POST', '/api/v2/analytics/conversations/aggregates/query', '{"interval":"2931-01-01T00:00:00Z/P1D","filter":{"type":"and","predicates":[{"dimension":"queueId","value":"q\\ud800"}]}}', 'filter.predicates[0].value'],
     ['an ignored field', 'POST', '/api/v2/analytics/conversations/details/ingest', '{"conversations":[],"note":["ok","\\ud800"]}', 'note[1]'],
+    // The escape's hex digits in any case, after other escapes and an escaped backslash.
+    ['an upper-case escape', 'POST', '/api/v1/rooms', '{"name":"\\\\u\\u00e9\\uD9FF"}', 'name'],
+    ['a mixed-case escape', 'POST', '/api/v1/rooms', '{"name":"x","topic":"\\uDbFf"}', 'topic'],
+    ['an escape at the very end of a value', 'POST', '/api/v1/rooms', '{"name":"x","topic":"ok\\uDC0A"}', 'topic'],
   ])('refuses %s with 400 invalid.value naming the field', async (_, method, path, body, field) => {
     const res = await call(method, path, json(body));
     expectErrorAnswer(res, 400, 'invalid.value');
