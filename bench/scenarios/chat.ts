@@ -351,12 +351,15 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
     // The same 200 posts/s straight to workerd as well (posters and viewers), when reachable:
     // wrangler's proxy relays every frame to every viewer on its one thread, and the POSTs queue
     // behind them there.
-    const phases: { rate: number; room: Room; base: string; where: string }[] = [
-      { rate: STEADY_RATE, room: main, base: d.url, where: '' },
-      ...(directRoom && d.directUrl ? [{ rate: STEADY_RATE, room: directRoom, base: d.directUrl, where: ', straight to workerd' }] : []),
+    // Each 200 posts/s phase is followed by the ceiling Worker at the same rate, reached the same
+    // way: its POST answer times are the floor this machine, wrangler's proxy and the client give.
+    const c = ceiling;
+    const phases: { rate: number; room: Room; base: string; where: string; ceilingBase?: string }[] = [
+      { rate: STEADY_RATE, room: main, base: d.url, where: '', ceilingBase: c.url },
+      ...(directRoom && d.directUrl ? [{ rate: STEADY_RATE, room: directRoom, base: d.directUrl, where: ', straight to workerd', ceilingBase: c.directUrl }] : []),
       { rate: 25, room: main, base: d.url, where: '' },
     ];
-    for (const { rate, room, base, where } of phases) {
+    for (const { rate, room, base, where, ceilingBase } of phases) {
       await viewers.command({ type: 'reset' }, 'reset');
       const m = meter();
       const steady = await openLoop(hookUrl(base, room), rate, steadySeconds, room.id);
@@ -388,7 +391,14 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
       }
       r.add({ scenario: S, metric: `  ${label}: p50 of the same`, value: percentile(perMessage, 50), unit: 'ms' });
       r.add({ scenario: S, metric: `  ${label}: p99 over every (message, viewer) receipt`, value: percentile(all, 99), unit: 'ms' });
-      r.add({ scenario: S, metric: `  ${label}: p99 POST answer time`, value: percentile(steady.map((x) => x.t1 - x.t0), 99), unit: 'ms' });
+      const floor = ceilingBase ? await openLoop(`${ceilingBase}/`, rate, steadySeconds, 'ceiling') : undefined;
+      r.add({
+        scenario: S,
+        metric: `  ${label}: p99 POST answer time`,
+        value: percentile(steady.map((x) => x.t1 - x.t0), 99),
+        unit: 'ms',
+        ...(floor ? { peer: `ceiling Worker at ${rate}/s, p99`, peerValue: percentile(floor.map((x) => x.t1 - x.t0), 99) } : {}),
+      });
       r.add({ scenario: S, metric: `  ${label}: accepted posts/s`, value: achieved, unit: 'posts/s' });
       const cores = (name: string) => ((cpu.perProcess[name] ?? 0) / cpu.wallSeconds).toFixed(2);
       r.add({
