@@ -195,8 +195,9 @@ export function checkRecord(c: Check, raw: unknown): ConversationRecord {
               const value = m.value;
               // Whole numbers 0–10^12 (a JSON 1.0 or -0 is a whole number).
               if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 1e12) c.fail();
-              // + 0: a JSON -0 is the number 0 (the answer's JSON cannot say -0 either).
-              return { name: c.oneOf(m.name, OBSERVED_METRIC_NAMES)!, value: (value as number) + 0, emitDate: c.date(m.emitDate)! };
+              // + 0: a JSON -0 is the number 0 (the answer's JSON cannot say -0 either). Only on a number:
+              // `+` on a refused value converts it, and a deeply nested array overflows the stack doing so.
+              return { name: c.oneOf(m.name, OBSERVED_METRIC_NAMES)!, value: typeof value === 'number' ? value + 0 : Number.NaN, emitDate: c.date(m.emitDate)! };
             }, true),
           };
         })!,
