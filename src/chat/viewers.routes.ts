@@ -96,7 +96,7 @@ export const viewersRoutes = new Hono<AppEnv>()
     if (res.status !== 101) throw storeUnavailable('The room cannot take viewers right now. Retry later.');
     // No permessage-deflate towards the viewer (an empty header says so to the runtime): each socket
     // has its own deflate context, so every frame would be compressed once per viewer, on the
-    // room's thread. Frames are small HTML snippets; at 100 viewers deflate was a quarter of
+    // room's thread. Frames are small HTML snippets; at 100 viewers deflate was 40 % of
     // workerd's CPU. (Under `wrangler dev` its entry worker sits in front of this response and
     // negotiates compression with the client anyway; see README, Benchmarks.)
     return new Response(null, { status: 101, webSocket: res.webSocket, headers: { 'Sec-WebSocket-Extensions': '' } });

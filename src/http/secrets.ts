@@ -17,16 +17,17 @@ export async function secretsEqual(a: string, b: string): Promise<boolean> {
 /**
  * The digest of a configured secret (ADMIN_TOKEN), kept for the isolate's life: it is compared on
  * every authenticated request. Keyed by value, so a changed secret is simply another entry; the
- * cache holds the few configured secrets, never what clients send.
+ * cache holds the few configured secrets, never what clients send. The digest is kept once
+ * computed (a plain buffer, not a promise another request might still be waiting on).
  */
-const configured = new Map<string, Promise<ArrayBuffer>>();
+const configured = new Map<string, ArrayBuffer>();
 
-function knownDigest(secret: string): Promise<ArrayBuffer> {
-  let digest = configured.get(secret);
-  if (!digest) {
-    if (configured.size >= 8) configured.clear();
-    configured.set(secret, (digest = crypto.subtle.digest('SHA-256', encoder.encode(secret))));
-  }
+async function knownDigest(secret: string): Promise<ArrayBuffer> {
+  const known = configured.get(secret);
+  if (known) return known;
+  const digest = await crypto.subtle.digest('SHA-256', encoder.encode(secret));
+  if (configured.size >= 8) configured.clear();
+  configured.set(secret, digest);
   return digest;
 }
 
