@@ -15,6 +15,9 @@ async function ticketFor(roomId: string, token?: string): Promise<string> {
   return res.body.ticket;
 }
 
+/** A message draft as the Worker hands it to a room (appended straight to the room object). */
+const draft = (i: number) => ({ id: crypto.randomUUID(), webhookId: crypto.randomUUID(), markdown: `m${i}`, html: `<p>m${i}</p>`, metadata: null, dedupe: false });
+
 describe('live viewers', () => {
   it('gives three viewers every one of 200 concurrent posts exactly once, in seq order', async () => {
     const { roomId, hook } = await roomWithWebhook();
@@ -61,7 +64,6 @@ describe('live viewers', () => {
     const viewer = await Viewer.open(roomId);
     await viewer.ready();
     const room = env.ROOMS.get(env.ROOMS.idFromName(roomId));
-    const draft = (i: number) => ({ id: crypto.randomUUID(), webhookId: crypto.randomUUID(), markdown: `m${i}`, html: `<p>m${i}</p>`, metadata: null, dedupe: false });
     // 100 calls in flight at once: the room takes them one after another, faster than its 0 ms timer.
     const deliveries = await Promise.all(range(1, 100).map((i) => room.append(roomId, draft(i))));
     expect(deliveries.map((d) => d.seq).sort((a, b) => a - b)).toEqual(range(1, 100));
@@ -78,7 +80,6 @@ describe('live viewers', () => {
     const live = await Viewer.open(roomId);
     await live.ready();
     const room = env.ROOMS.get(env.ROOMS.idFromName(roomId));
-    const draft = (i: number) => ({ id: crypto.randomUUID(), webhookId: crypto.randomUUID(), markdown: `m${i}`, html: `<p>m${i}</p>`, metadata: null, dedupe: false });
     // Appends and upgrades interleave in the room's queue: some viewers go live with messages pending.
     const appends: Promise<unknown>[] = [];
     const joining: Promise<Viewer>[] = [];
