@@ -7,7 +7,8 @@
  * writes bench/data/profile-<workload>.json.
  * - ingest: 20,000 conversations (the quick simulation) into a fresh database, batches of 1,000, 4 in flight;
  * - query: queries a–d, 20 runs each after 5 unprofiled, on the quick run's database (--full: the full run's; --query c,d: only those; --runs N per query, default 20; --worker-only: sample only the Worker's isolate);
- * - webhook: one room, 100 viewers (in this process; --deflate: offering permessage-deflate), 16 posters for --seconds (default 10).
+ * - webhook: one room, 100 viewers (in this process; --deflate: offering permessage-deflate), 16 posters for --seconds (default 10);
+ *   --direct: posters and viewers straight to workerd's own port, past wrangler's proxy.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -26,7 +27,7 @@ const INSPECTOR = 8825;
 const TOKEN = 'sbt_bench_profile';
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { workload: { type: 'string' }, seconds: { type: 'string' }, viewers: { type: 'string' }, full: { type: 'boolean' }, query: { type: 'string' }, runs: { type: 'string' }, 'worker-only': { type: 'boolean' }, deflate: { type: 'boolean' } } });
+  const { values } = parseArgs({ options: { workload: { type: 'string' }, seconds: { type: 'string' }, viewers: { type: 'string' }, full: { type: 'boolean' }, query: { type: 'string' }, runs: { type: 'string' }, 'worker-only': { type: 'boolean' }, deflate: { type: 'boolean' }, direct: { type: 'boolean' } } });
   const workload = values.workload ?? 'ingest';
   const seconds = Number(values.seconds ?? 10);
   const viewerCount = Number(values.viewers ?? 100);
@@ -91,10 +92,12 @@ async function main(): Promise<void> {
         const room = await api<{ id: string }>(dev.url, TOKEN, 'POST', '/api/v1/rooms', { name: 'profile' });
         const hook = await api<{ id: string }>(dev.url, TOKEN, 'POST', '/api/v1/webhooks', { name: 'profile', kind: 'generic', roomId: room.id });
         await api(dev.url, TOKEN, 'PATCH', `/api/v1/webhooks/${hook.id}`, { rateLimit: { burst: 100_000, perSecond: 100_000 } });
-        hookUrl = `${dev.url}/webhooks/api/v1/webhook/${hook.id}`;
+        const base = values.direct ? dev.directUrl : dev.url;
+        if (!base) throw new Error('--direct: workerd\'s own port was not found');
+        hookUrl = `${base}/webhooks/api/v1/webhook/${hook.id}`;
         for (let i = 0; i < viewerCount; i++) {
           // As the bench's viewers: no permessage-deflate offered (--deflate: offered, as browsers do).
-          const ws = new WebSocket(`${dev.url.replace('http', 'ws')}/api/v1/rooms/${room.id}/ws`, {
+          const ws = new WebSocket(`${base.replace('http', 'ws')}/api/v1/rooms/${room.id}/ws`, {
             headers: { Authorization: `Bearer ${TOKEN}` },
             perMessageDeflate: values.deflate === true,
           });

@@ -46,6 +46,13 @@ const FLUSH_MAX_CHARS = 2_000_000;
  */
 const FLUSH_DELAY_MS = 1_000;
 const REPLAY_PAGE = 500;
+/**
+ * A frame of at least this many messages means posts arrive faster than the room sends: the next
+ * frame then waits BUSY_SEND_DELAY_MS to gather more, as one send per viewer per frame is the
+ * largest cost of a post at 100 viewers. Below that rate every frame goes out at once.
+ */
+const BUSY_BATCH = 4;
+const BUSY_SEND_DELAY_MS = 10;
 /** Even if every flush attempt in memory is lost (eviction), an alarm brings the object back. */
 const SAFETY_ALARM_MS = 30_000;
 /** A prepared multi-room message not committed by then is settled with its coordinator. */
@@ -107,7 +114,8 @@ function migrate(sql: SqlStorage): void {
  *   live in one synchronous step, so there is no gap or duplicate at the seam.
  * - Broadcast: committed messages wait in `pending` for a 0 ms timer, so the messages of one burst
  *   of calls go out as one frame per viewer instead of one frame per message per viewer (the cost
- *   that dominated at 100 viewers). The timer's sends are output like any other, so the output gate
+ *   that dominated at 100 viewers); after a frame of BUSY_BATCH or more messages (the room is
+ *   saturated) the timer waits BUSY_SEND_DELAY_MS instead, so frames carry more. The timer's sends are output like any other, so the output gate
  *   still holds them until the writes before them are durable. A new viewer first flushes `pending`
  *   to the viewers already live, then reads its replay from storage (which holds those messages),
  *   so it gets each message once: by replay if committed before it went live, live otherwise.
@@ -122,6 +130,8 @@ export class RoomObject extends DurableObject<Env> {
   /** Committed, not yet sent to the live viewers (in seq order). */
   private pending: ChatMessage[] = [];
   private sendScheduled = false;
+  /** Messages in the last frame sent: many means the room is saturated (see BUSY_BATCH). */
+  private lastBatch = 0;
   private alarmAt: number | null = null;
   private flushTail: Promise<void> = Promise.resolve();
   private flushQueued = false;
@@ -236,7 +246,7 @@ export class RoomObject extends DurableObject<Env> {
     this.pending.push(message);
     if (this.sendScheduled) return;
     this.sendScheduled = true;
-    setTimeout(() => this.sendPending(), 0);
+    setTimeout(() => this.sendPending(), this.lastBatch >= BUSY_BATCH ? BUSY_SEND_DELAY_MS : 0);
   }
 
   /** Sends every pending message to every live viewer, as few frames as fit. */
@@ -245,6 +255,7 @@ export class RoomObject extends DurableObject<Env> {
     if (this.pending.length === 0) return;
     const batch = this.pending;
     this.pending = [];
+    this.lastBatch = batch.length;
     for (const frame of encodeMessageFrames(batch)) {
       for (const ws of this.live) {
         try {
