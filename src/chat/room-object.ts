@@ -102,8 +102,9 @@ function migrate(sql: SqlStorage): void {
  * One chat room: orders, persists and broadcasts its messages.
  *
  * - Order: `seq` is taken from memory and written in the same synchronous step (no `await` in
- *   between), so concurrent posts get a total order; `last_seq` lives in storage, so seq stays
- *   contiguous across restarts and evictions.
+ *   between), so concurrent posts get a total order. The log always keeps its newest row (trimming
+ *   keeps the last LOCAL_WINDOW), so its largest seq is the last one given, and seq stays contiguous
+ *   across restarts and evictions without a counter written on every post.
  * - Durability: a message is written to this object's SQLite storage in one transaction before the
  *   call returns; the runtime's output gate holds the reply (and the broadcast frames) until that
  *   write is durable, so a 2xx never precedes durability and no viewer sees a message that is lost.
@@ -143,7 +144,9 @@ export class RoomObject extends DurableObject<Env> {
     this.sql = ctx.storage.sql;
     migrate(this.sql);
     this.roomId = this.meta('room_id');
-    this.lastSeq = Number(this.meta('last_seq') ?? 0);
+    // meta.last_seq: the counter rooms wrote on every post before the log's own maximum was used.
+    const newest = this.sql.exec<{ seq: number | null }>('SELECT MAX(seq) AS seq FROM log').one().seq ?? 0;
+    this.lastSeq = Math.max(newest, Number(this.meta('last_seq') ?? 0));
     this.deleted = this.meta('deleted') === '1';
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(PROTOCOL.ping, PROTOCOL.pong));
     for (const ws of ctx.getWebSockets()) {
@@ -215,7 +218,7 @@ export class RoomObject extends DurableObject<Env> {
       metadata: draft.metadata,
       createdAt: new Date().toISOString(),
     };
-    this.ctx.storage.transactionSync(() => {
+    const insert = () =>
       this.sql.exec(
         `INSERT INTO log (${LOG_COLUMNS}, tx_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
         message.seq,
@@ -227,12 +230,16 @@ export class RoomObject extends DurableObject<Env> {
         message.createdAt,
         txId,
       );
-      if (txId !== null) this.sql.exec('DELETE FROM prepared WHERE tx_id = ?', txId);
-      if (draft.dedupe) {
-        this.sql.exec('INSERT INTO keyed_ids (id, seq, expires_at) VALUES (?, ?, ?)', message.id, message.seq, Date.now() + DEDUPE_TTL_MS);
-      }
-      this.setMeta('last_seq', String(message.seq));
-    });
+    if (txId === null && !draft.dedupe) insert();
+    else {
+      this.ctx.storage.transactionSync(() => {
+        insert();
+        if (txId !== null) this.sql.exec('DELETE FROM prepared WHERE tx_id = ?', txId);
+        if (draft.dedupe) {
+          this.sql.exec('INSERT INTO keyed_ids (id, seq, expires_at) VALUES (?, ?, ?)', message.id, message.seq, Date.now() + DEDUPE_TTL_MS);
+        }
+      });
+    }
     this.lastSeq = message.seq;
     this.queueBroadcast(message);
     this.ensureAlarm(Date.now() + SAFETY_ALARM_MS);

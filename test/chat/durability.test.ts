@@ -74,6 +74,24 @@ describe('eviction of a room object', () => {
 });
 
 describe('D1 failing during posts', () => {
+  it('continues seq after a restart from the newest message it keeps, or from the counter rooms used to write', async () => {
+    const { roomId, hook } = await roomWithWebhook();
+    for (const i of range(1, 5)) await postOk(hook.id, `m${i}`);
+    expect((await history(roomId)).status).toBe(200); // flushes everything to D1
+    // What its window leaves a long-lived room with: only the newest messages.
+    await runInDurableObject(roomStub(roomId), (_, state) => {
+      state.storage.sql.exec('DELETE FROM log WHERE seq <= 4');
+    });
+    await evict(roomId);
+    expect((await postOk(hook.id, 'm6'))[0]!.seq).toBe(6);
+    // A room from before this change kept its last seq in meta; a restart honours it.
+    await runInDurableObject(roomStub(roomId), (_, state) => {
+      state.storage.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_seq', '20')");
+    });
+    await evict(roomId);
+    expect((await postOk(hook.id, 'm21'))[0]!.seq).toBe(21);
+  });
+
   it('acknowledges only what the room stored durably, and delivers it to D1 exactly once after the retry', async () => {
     const { roomId, hook } = await roomWithWebhook();
     await postOk(hook.id, 'before the outage');
