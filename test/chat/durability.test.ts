@@ -19,6 +19,20 @@ async function evict(roomId: string): Promise<void> {
   await runInDurableObject(roomStub(roomId), (_, state) => state.abort('evicted by the test')).catch(() => undefined);
 }
 
+/**
+ * A room with messages m1..m`total`, all flushed to D1, whose local log keeps only those after
+ * `keptAfter`: what its window leaves a long-lived room with.
+ */
+async function roomWithTrimmedLog(total: number, keptAfter: number): Promise<{ roomId: string; hook: { id: string } }> {
+  const { roomId, hook } = await roomWithWebhook();
+  for (const i of range(1, total)) await postOk(hook.id, `m${i}`);
+  expect((await history(roomId)).status).toBe(200); // flushes everything to D1
+  await runInDurableObject(roomStub(roomId), (_, state) => {
+    state.storage.sql.exec('DELETE FROM log WHERE seq <= ?', keptAfter);
+  });
+  return { roomId, hook };
+}
+
 /** Posts with an Idempotency-Key, retrying 503s with the same key, as a careful sender would. */
 async function postUntilStored(hookId: string, message: string): Promise<{ seq: number; messageId: string }> {
   const key = unique('k');
@@ -71,17 +85,8 @@ describe('eviction of a room object', () => {
     const stored = (await history(roomId, '?limit=500')).body.entities;
     expect(stored.map((m: { seq: number }) => m.seq)).toEqual(range(1, 50));
   });
-});
-
-describe('D1 failing during posts', () => {
   it('continues seq after a restart from the newest message it keeps, or from the counter rooms used to write', async () => {
-    const { roomId, hook } = await roomWithWebhook();
-    for (const i of range(1, 5)) await postOk(hook.id, `m${i}`);
-    expect((await history(roomId)).status).toBe(200); // flushes everything to D1
-    // What its window leaves a long-lived room with: only the newest messages.
-    await runInDurableObject(roomStub(roomId), (_, state) => {
-      state.storage.sql.exec('DELETE FROM log WHERE seq <= 4');
-    });
+    const { roomId, hook } = await roomWithTrimmedLog(5, 4);
     await evict(roomId);
     expect((await postOk(hook.id, 'm6'))[0]!.seq).toBe(6);
     // A room from before this change kept its last seq in meta; a restart honours it.
@@ -91,7 +96,9 @@ describe('D1 failing during posts', () => {
     await evict(roomId);
     expect((await postOk(hook.id, 'm21'))[0]!.seq).toBe(21);
   });
+});
 
+describe('D1 failing during posts', () => {
   it('acknowledges only what the room stored durably, and delivers it to D1 exactly once after the retry', async () => {
     const { roomId, hook } = await roomWithWebhook();
     await postOk(hook.id, 'before the outage');
@@ -208,13 +215,7 @@ describe('retrying a post whose answer was lost', () => {
 
 describe('replays older than the room object keeps', () => {
   it('come from D1 and join the local messages without a gap', async () => {
-    const { roomId, hook } = await roomWithWebhook();
-    for (const i of range(1, 30)) await postOk(hook.id, `m${i}`);
-    expect((await history(roomId)).status).toBe(200); // flushes everything to D1
-    // Drop what a long-lived room would have dropped: flushed messages beyond its window.
-    await runInDurableObject(roomStub(roomId), (_, state) => {
-      state.storage.sql.exec('DELETE FROM log WHERE seq <= 25');
-    });
+    const { roomId, hook } = await roomWithTrimmedLog(30, 25);
     const viewer = await Viewer.open(roomId, { query: '?after=3' });
     await viewer.ready();
     expect(viewer.seqs()).toEqual(range(4, 30));
