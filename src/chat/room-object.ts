@@ -116,8 +116,9 @@ function migrate(sql: SqlStorage): void {
  * - Broadcast: committed messages wait in `pending` for a 0 ms timer, so the messages of one burst
  *   of calls go out as one frame per viewer instead of one frame per message per viewer (the cost
  *   that dominated at 100 viewers); after a frame of BUSY_BATCH or more messages (the room is
- *   saturated) the timer waits BUSY_SEND_DELAY_MS instead, so frames carry more. The timer's sends are output like any other, so the output gate
- *   still holds them until the writes before them are durable. A new viewer first flushes `pending`
+ *   saturated) the timer waits BUSY_SEND_DELAY_MS instead, so frames carry more. The timer's sends
+ *   are output like any other, so the output gate still holds them until the writes before them
+ *   are durable. A new viewer first flushes `pending`
  *   to the viewers already live, then reads its replay from storage (which holds those messages),
  *   so it gets each message once: by replay if committed before it went live, live otherwise.
  * - Multi-room posts: `prepare` / `commit` / `abort` (see chat/deliver.ts for the whole protocol).
