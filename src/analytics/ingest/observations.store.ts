@@ -282,8 +282,11 @@ export function rollupUpsertSql(rollup: Rollup): string {
     `coalesce(value->>${5 + k}, ${sum})`,
     `coalesce(value->>${6 + k}, ${sum})`,
   ];
-  return `INSERT INTO ${rollup.table} (${columns.join(', ')}, cnt, sum, mn, mx)
-     SELECT ${values.join(', ')} FROM json_each(?1) WHERE true
+  // Each row turned into JSONB once, in a materialized CTE: `->>` on JSON text parses the row again
+  // for every field read (about 60% of this statement's time on agg_user, measured in better-sqlite3).
+  return `WITH cells AS MATERIALIZED (SELECT jsonb(value) AS value FROM json_each(?1))
+     INSERT INTO ${rollup.table} (${columns.join(', ')}, cnt, sum, mn, mx)
+     SELECT ${values.join(', ')} FROM cells WHERE true
      ON CONFLICT (${columns.join(', ')}) DO UPDATE SET cnt = cnt + excluded.cnt, sum = sum + excluded.sum,
        mn = min(mn, excluded.mn), mx = max(mx, excluded.mx)`;
 }
