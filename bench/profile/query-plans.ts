@@ -33,7 +33,7 @@ export function rollupSql(q: BenchQuery): { sql: string; params: unknown[]; sour
   const metrics = Aggregation.metricsToRead({ metrics: q.body.metrics?.map((n) => METRIC_INDEX.get(n)!) });
   const { sql, params, scanned } = rollupQuery({ plan, metrics, dimensions, pushdown: predicates, needsValues: false }, rollup, res);
   // Each numbered parameter appears once, in order: plain `?` for better-sqlite3. `scanned` keeps
-  // its numbers (?3 alone is the third of all the params).
+  // its numbers (one part may name ?3 and ?4 only).
   const plain = (text: string) => text.replace(/\?\d+/g, '?');
   return { sql: plain(sql), params, source: `rollup:${rollup.table}@${res}`, plan, scanned };
 }
@@ -57,7 +57,12 @@ async function main(): Promise<void> {
     const rows = result.length;
     const cells = result.reduce((n, [slot, json]) => n + (slot === -1 ? 0 : (JSON.parse(json) as unknown[]).length), 0);
     // Rows the scan touches: the same WHEREs, counted (agg_user's answer reads agg_queue too).
-    const scanned = built.scanned.reduce((n, from) => n + (db.prepare(`SELECT count(*) AS n FROM ${from}`).get(...built.params) as { n: number }).n, 0);
+    // Each part with plain `?` and the parameters it names, in order.
+    const count = (from: string) => {
+      const params = [...from.matchAll(/\?(\d+)/g)].map((m) => built.params[Number(m[1]) - 1]);
+      return (db.prepare(`SELECT count(*) AS n FROM ${from.replace(/\?\d+/g, '?')}`).get(...params) as { n: number }).n;
+    };
+    const scanned = built.scanned.reduce((n, from) => n + count(from), 0);
     const t = await timeRuns(async () => stmt.raw(true).all(...built.params), { warmup: 2, minRuns: 20, maxRuns: 20, budgetMs: 0 });
     console.log(`  source ${built.source}; ${built.plan.boundaries.length - 1} buckets; rows scanned ${scanned}, rows returned ${rows} (${cells} cells)`);
     console.log(`  SQL alone (better-sqlite3): p50 ${t.p50.toFixed(2)} ms, p95 ${t.p95.toFixed(2)} ms`);
