@@ -42,8 +42,6 @@ export interface PackedMetric {
 export const USER_METRICS: readonly PackedMetric[] = METRICS.flatMap((m, metric) =>
   m.participant === 'agent' ? [{ metric, cnt: `${m.name}_cnt`, sum: `${m.name}_sum`, mn: `${m.name}_mn`, mx: `${m.name}_mx` }] : [],
 );
-/** D1's limit on columns per table. */
-export const MAX_COLUMNS = 100;
 
 function rollup(
   table: Rollup['table'],

@@ -2,7 +2,7 @@ import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { METRIC_INDEX } from '../../src/analytics/catalog';
 import { packedUpsertSql } from '../../src/analytics/ingest/observations.store';
-import { ROLLUPS } from '../../src/analytics/rollups';
+import { ROLLUPS, USER_METRICS } from '../../src/analytics/rollups';
 import { send } from '../helpers';
 import { aggregateObservations, canonicalize, observationsFromRecords, type AggregateQuery, type ConversationRecord } from '../support/reference-aggregator';
 import { ingestOk, queryOk, SERVICE_LEVEL } from './analytics-api';
@@ -17,6 +17,12 @@ import { conversation } from './builders';
 const USER = ROLLUPS.find((r) => r.table === 'agg_user')!;
 
 describe('the packed upsert, through D1', () => {
+  it('fits D1: at most 100 columns per table (6 key columns, 4 per agent metric)', async () => {
+    const { results } = await env.DB.prepare(`SELECT name FROM pragma_table_info('agg_user')`).all<{ name: string }>();
+    expect(results.length).toBe(6 + 4 * USER_METRICS.length);
+    expect(results.length).toBeLessThanOrEqual(100);
+  });
+
   // An hour of 1975 no other test writes, dimension ids no dictionary hands out there.
   const units = 50_000;
   const slot = units * 3_600_000;
