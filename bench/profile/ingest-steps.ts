@@ -7,24 +7,46 @@
  * file. The rollup cells, chunking and upsert come from src/analytics/ingest/observations.store.ts
  * itself; the other statements (those for new conversations) are written out here, and all run in one transaction, as D1's batch does. New conversations
  * come from the same simulator with another seed, so they hit existing rollup cells as live
- * traffic would. Run while no `wrangler dev` uses the database.
+ * traffic would. Run while no `wrangler dev` uses the database. A copy still in the layout before
+ * migration 0005 (agg_user one row per metric) gets 0005 applied first, timed.
  */
 import Database from 'better-sqlite3';
-import { copyFileSync, existsSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fastIngestBody } from '../../src/analytics/ingest/record.fast';
 import { ingestBodySchema, type ConversationRecord } from '../../src/analytics/ingest/record.schema';
 import { encodeObservations } from '../../src/analytics/ingest/observation-codec';
 import { ObservationKeys, toObservations, type Observation } from '../../src/analytics/ingest/to-observations';
-import { cellRow, chunkJson, rollupCells, rollupUpsertSql as srcRollupUpsertSql } from '../../src/analytics/ingest/observations.store';
+import {
+  cellRow,
+  chunkJson,
+  chunkTexts,
+  packedRows,
+  packedUpsertSql,
+  rollupCells,
+  rollupUpsertSql as srcRollupUpsertSql,
+} from '../../src/analytics/ingest/observations.store';
 import { ROLLUP_DIMENSIONS, ROLLUPS, type Rollup } from '../../src/analytics/rollups';
 import { simulateConversations } from '../../scripts/simulator/index';
 import { DATA_DIR, FULL_SIM, QUICK_SIM, specKey } from '../lib/sim';
 import { d1File } from '../lib/sqlite-file';
 
 /** src's statement, with plain `?` for better-sqlite3 (its one parameter is ?1). */
-const rollupUpsertSql = (rollup: Rollup) => srcRollupUpsertSql(rollup).replace(/\?\d+/g, '?');
+const rollupUpsertSql = (rollup: Rollup) => (rollup.packed ? packedUpsertSql(rollup) : srcRollupUpsertSql(rollup)).replace(/\?\d+/g, '?');
+
+const MIGRATION_0005 = path.join(import.meta.dirname, '../../migrations/0005_agg_user_packed.sql');
+
+/** Applies migration 0005 when agg_user is still one row per metric; returns its time in ms, or undefined. */
+function packAggUser(db: Database.Database): number | undefined {
+  const perMetric = db.prepare(`SELECT 1 FROM pragma_table_info('agg_user') WHERE name = 'metric'`).get();
+  if (!perMetric) return undefined;
+  const t0 = performance.now();
+  const statements = readFileSync(MIGRATION_0005, 'utf8').split('--> statement-breakpoint');
+  db.transaction(() => statements.forEach((sql) => db.exec(sql)))();
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  return performance.now() - t0;
+}
 
 type Timings = Map<string, number[]>;
 function time<T>(t: Timings, name: string, fn: () => T): T {
@@ -47,6 +69,8 @@ function main(): void {
   copyFileSync(source, copy);
   if (existsSync(source + '-wal')) copyFileSync(source + '-wal', copy + '-wal');
   const db = new Database(copy);
+  const migrated = packAggUser(db);
+  if (migrated !== undefined) console.log(`applied migration 0005 to the copy in ${(migrated / 1000).toFixed(1)} s`);
   const t: Timings = new Map();
   const sizes: Record<string, number[]> = {};
   const note = (k: string, v: number) => (sizes[k] ??= []).push(v);
@@ -118,17 +142,18 @@ function main(): void {
       return { ids: out, guard: [...pairs.keys()].map((key) => [map.get(key), ...key.split('\u0000')]) };
     });
     const params = time(t, 'js: rollup cells + JSON parameters', () => {
-      const cells = ROLLUPS.map((r) => rollupCells(r, plan.fresh, ids.ids));
+      // agg_user: packed rows (one per slot and dimension tuple), the others: cells.
+      const rows = ROLLUPS.map((r) => (r.packed ? packedRows(r, plan.fresh, ids.ids) : rollupCells(r, plan.fresh, ids.ids).map((cell) => cellRow(cell, r.dims.length))));
       return {
         dictGuard: chunkJson(ids.guard),
         conv: chunkJson(plan.writes),
-        rollups: cells.map((c, i) => chunkJson(c.map((cell) => cellRow(cell, ROLLUPS[i]!.dims.length)))),
-        cells: cells.map((c) => c.length),
+        rollups: rows.map((r, i) => (ROLLUPS[i]!.packed ? chunkTexts(r as string[]) : chunkJson(r))),
+        cells: rows.map((r) => r.length),
       };
     });
     note('conversations JSON parameter bytes', params.conv.reduce((a, c) => a + c.length, 0));
     ROLLUPS.forEach((r, i) => {
-      note(`${r.table} cells upserted`, params.cells[i]!);
+      note(`${r.table} ${r.packed ? 'packed rows' : 'cells'} upserted`, params.cells[i]!);
       note(`${r.table} JSON parameter bytes`, params.rollups[i]!.reduce((a, c) => a + c.length, 0));
     });
     const tx = db.transaction(() => {

@@ -23,7 +23,7 @@ import { timeRuns } from '../lib/stats';
 import { benchQueries, type BenchQuery } from '../peers/queries';
 
 /** The statement readRollup would run for `q` (src's own builder), or undefined when the query goes to raw rows. */
-export function rollupSql(q: BenchQuery): { sql: string; params: unknown[]; source: string; plan: BucketPlan; scanned: string } | undefined {
+export function rollupSql(q: BenchQuery): { sql: string; params: unknown[]; source: string; plan: BucketPlan; scanned: string[] } | undefined {
   const plan = planBuckets({ interval: q.body.interval, granularity: q.body.granularity, timeZone: q.body.timeZone });
   const predicates = (q.body.filter?.predicates ?? []) as { dimension: Dimension; value: string }[];
   const dimensions = new Set<Dimension>(['mediaType', ...((q.body.groupBy ?? []) as Dimension[]), ...predicates.map((p) => p.dimension)]);
@@ -32,9 +32,10 @@ export function rollupSql(q: BenchQuery): { sql: string; params: unknown[]; sour
   const { rollup, res } = picked;
   const metrics = Aggregation.metricsToRead({ metrics: q.body.metrics?.map((n) => METRIC_INDEX.get(n)!) });
   const { sql, params, scanned } = rollupQuery({ plan, metrics, dimensions, pushdown: predicates, needsValues: false }, rollup, res);
-  // Each numbered parameter appears once, in order: plain `?` for better-sqlite3.
+  // Each numbered parameter appears once, in order: plain `?` for better-sqlite3. `scanned` keeps
+  // its numbers (one part may name ?3 and ?4 only).
   const plain = (text: string) => text.replace(/\?\d+/g, '?');
-  return { sql: plain(sql), params, source: `rollup:${rollup.table}@${res}`, plan, scanned: plain(scanned) };
+  return { sql: plain(sql), params, source: `rollup:${rollup.table}@${res}`, plan, scanned };
 }
 
 async function main(): Promise<void> {
@@ -55,8 +56,13 @@ async function main(): Promise<void> {
     const result = stmt.raw(true).all(...built.params) as [number, string][];
     const rows = result.length;
     const cells = result.reduce((n, [slot, json]) => n + (slot === -1 ? 0 : (JSON.parse(json) as unknown[]).length), 0);
-    // Rows the scan touches: the same WHERE, counted.
-    const scanned = (db.prepare(`SELECT count(*) AS n FROM ${built.scanned}`).get(...built.params) as { n: number }).n;
+    // Rows the scan touches: the same WHEREs, counted (agg_user's answer reads agg_queue too).
+    // Each part with plain `?` and the parameters it names, in order.
+    const count = (from: string) => {
+      const params = [...from.matchAll(/\?(\d+)/g)].map((m) => built.params[Number(m[1]) - 1]);
+      return (db.prepare(`SELECT count(*) AS n FROM ${from.replace(/\?\d+/g, '?')}`).get(...params) as { n: number }).n;
+    };
+    const scanned = built.scanned.reduce((n, from) => n + count(from), 0);
     const t = await timeRuns(async () => stmt.raw(true).all(...built.params), { warmup: 2, minRuns: 20, maxRuns: 20, budgetMs: 0 });
     console.log(`  source ${built.source}; ${built.plan.boundaries.length - 1} buckets; rows scanned ${scanned}, rows returned ${rows} (${cells} cells)`);
     console.log(`  SQL alone (better-sqlite3): p50 ${t.p50.toFixed(2)} ms, p95 ${t.p95.toFixed(2)} ms`);

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { check, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { USER_METRICS } from '../analytics/rollups';
 
 // ---------------------------------------------------------------------------------------------
 // Access tokens. Only the SHA-256 of a token is kept; the token itself is shown once on creation.
@@ -86,16 +87,31 @@ export const aggQueue = sqliteTable(
   (t) => [primaryKey({ columns: [t.res, t.slot, t.metric, t.media, t.direction, t.queue] })],
 );
 
+/**
+ * agg_user is packed (migration 0005): one row per (res, slot, media, direction, queue, user), with
+ * count/sum/min/max columns per agent metric, named and ordered by analytics/rollups.ts USER_METRICS
+ * (mn/mx NULL where the row holds no observation of that metric). 90 columns of D1's 100.
+ */
 export const aggUser = sqliteTable(
   'agg_user',
   {
-    ...cellColumns,
+    res: integer('res').notNull(),
+    slot: integer('slot').notNull(),
+    media: integer('media').notNull(),
     direction: integer('direction').notNull(),
     queue: integer('queue').notNull(),
     user: integer('user').notNull(),
+    ...Object.fromEntries(
+      USER_METRICS.flatMap((m) => [
+        [m.cnt, integer(m.cnt).notNull().default(0)],
+        [m.sum, integer(m.sum).notNull().default(0)],
+        [m.mn, integer(m.mn)],
+        [m.mx, integer(m.mx)],
+      ]),
+    ),
   },
   (t) => [
-    primaryKey({ columns: [t.res, t.slot, t.metric, t.media, t.direction, t.queue, t.user] }),
+    primaryKey({ columns: [t.res, t.slot, t.media, t.direction, t.queue, t.user] }),
     index('agg_user_by_user').on(t.user, t.res, t.slot),
   ],
 );

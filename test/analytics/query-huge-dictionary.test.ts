@@ -51,6 +51,11 @@ describe('a dictionary too large for one SQLite value', () => {
       { interval: `${iso(END - 86_400_000)}/${iso(END)}`, granularity: 'PT12H', groupBy: ['queueId', 'userId'], metrics: ['tHandle', 'nOffered', 'oServiceLevel'] },
       'rollup:agg_user@60',
     ],
+    [
+      'grouped by queue and user, hourly (packed agg_user rows unpivoted in SQL)',
+      { interval: `${iso(END - 86_400_000)}/${iso(END)}`, granularity: 'PT1H', groupBy: ['queueId', 'userId'], metrics: ['tTalk', 'nOffered', 'tHandle'] },
+      'rollup:agg_user@60',
+    ],
   ] as [string, AggregateQuery, string][]) {
     it(`still answers exactly: ${name}`, async () => {
       const real = await queryOk(query);

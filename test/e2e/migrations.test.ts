@@ -4,13 +4,15 @@
  * layout before 0003 (rollups with rowids, agg_user at 15/60/1440 minutes), filled, then migrated.
  * Every rollup row must survive, except agg_user's 15-minute cells, which 0003 drops on purpose
  * (agg_user keeps 60 and 1440 minutes; README "How it is stored and read"); 0004 then adds
- * agg_media's half hours, computed here independently from the quarter hours.
+ * agg_media's half hours, computed here independently from the quarter hours; 0005 packs agg_user
+ * (one row per key, four columns per agent metric) and keeps only the agent metrics' cells.
  */
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { METRICS } from '../../src/analytics/catalog';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const WRANGLER = path.join(ROOT, 'node_modules/wrangler/bin/wrangler.js');
@@ -122,5 +124,59 @@ describe('migration 0003 on a database with data', () => {
     expect(query<Cell>(`SELECT res, slot, metric, media, cnt, sum, mn, mx FROM agg_media ${ORDER}`)).toEqual([...mediaRows, ...halfHours.values()].sort(byKey));
     expect(query<{ n: number }>('SELECT count(*) AS n FROM agg_queue')[0]!.n).toBe(queueRows.length);
     expect(query<{ n: number }>('SELECT count(*) AS n FROM agg_user')[0]!.n).toBe(userRows.filter((r) => r.res !== 15).length);
+  });
+
+  it('0005 packs agg_user: every cell of an agent metric kept exactly in its row, the other metrics left out', () => {
+    const agent = (metric: number) => METRICS[metric]!.participant === 'agent';
+    const first = METRICS.findIndex((m) => m.participant === 'agent');
+    const last = METRICS.length - 1 - [...METRICS].reverse().findIndex((m) => m.participant === 'agent');
+    // Cells as today's ingest writes them: several metrics per (res, slot, media, direction, queue,
+    // user), among them the first and last agent metric, metrics of other participants (user 0, as
+    // stored), a count whose values are not 1, an agent metric without a userId (user 0).
+    const cells: UserCell[] = [];
+    const base = 1_763_000_000_000 - (1_763_000_000_000 % 86_400_000);
+    for (const res of [60, 1440]) {
+      for (let i = 0; i < 6; i++) {
+        const slot = base + (i % 3) * res * 60_000;
+        const key = { res, slot, media: 1 + (i % 2), direction: 1, queue: 3 + (i % 2), user: i === 5 ? 0 : 10 + (i % 3) };
+        for (const metric of [first, first + 1, 0, 1, first + 4 + i, last, METRICS.length - 2]) {
+          if (cells.some((c) => c.res === res && c.slot === key.slot && c.media === key.media && c.queue === key.queue && c.user === key.user && c.metric === metric)) continue;
+          if (metric === last && i % 2 === 1) continue;
+          cells.push({ ...key, metric, cnt: 1 + i + metric, sum: 1000 * (i + 1) + metric, mn: i + metric, mx: 500 + i * metric, direction: 1 });
+        }
+      }
+    }
+    expect(cells.some((c) => !agent(c.metric))).toBe(true);
+    wrangler('d1', 'execute', 'DB', '--command', `DELETE FROM agg_user; ${insertSql('agg_user', cells)}`);
+
+    stageMigrationsThrough('0005');
+    wrangler('d1', 'migrations', 'apply', 'DB');
+
+    const rows = query<Record<string, number | null>>('SELECT * FROM agg_user ORDER BY res, slot, media, direction, queue, user');
+    const agentMetrics = METRICS.flatMap((m, metric) => (m.participant === 'agent' ? [{ metric, name: m.name }] : []));
+    expect(Object.keys(rows[0]!)).toEqual([
+      'res', 'slot', 'media', 'direction', 'queue', 'user',
+      ...agentMetrics.flatMap(({ name }) => [`${name}_cnt`, `${name}_sum`, `${name}_mn`, `${name}_mx`]),
+    ]);
+    expect(Object.keys(rows[0]!).length).toBeLessThanOrEqual(100);
+    // Unpivoted: one cell per metric a row holds; a metric it lacks is 0, 0, NULL, NULL.
+    const unpivoted: UserCell[] = [];
+    for (const row of rows) {
+      for (const { metric, name } of agentMetrics) {
+        const [cnt, sum, mn, mx] = ['cnt', 'sum', 'mn', 'mx'].map((c) => row[`${name}_${c}`]);
+        if (cnt === 0) {
+          expect([sum, mn, mx]).toEqual([0, null, null]);
+          continue;
+        }
+        unpivoted.push({ res: row.res!, slot: row.slot!, metric, media: row.media!, cnt: cnt!, sum: sum!, mn: mn!, mx: mx!, direction: row.direction!, queue: row.queue!, user: row.user! });
+      }
+    }
+    const byKey = (a: UserCell, b: UserCell) => a.res - b.res || a.slot - b.slot || a.media - b.media || a.direction - b.direction || a.queue - b.queue || a.user - b.user || a.metric - b.metric;
+    expect(unpivoted.sort(byKey)).toEqual(cells.filter((c) => agent(c.metric)).sort(byKey));
+    const schema = query<{ name: string; sql: string }>("SELECT name, sql FROM sqlite_schema WHERE tbl_name = 'agg_user' ORDER BY name");
+    expect(schema.map((s) => s.name)).toEqual(['agg_user', 'agg_user_by_user']);
+    expect(schema[0]!.sql).toMatch(/PRIMARY KEY\(`res`, `slot`, `media`, `direction`, `queue`, `user`\)\s*\) WITHOUT ROWID\s*$/);
+    expect(schema[1]!.sql).toContain('(`user`,`res`,`slot`)');
+    expect(query<{ n: number }>('SELECT count(*) AS n FROM agg_queue')[0]!.n).toBe(queueRows.length);
   });
 });

@@ -1,7 +1,7 @@
-import { DIMENSIONS, type Dimension } from '../catalog';
+import { DIMENSIONS, METRICS, type Dimension } from '../catalog';
 import { DATA_SQL, decodeObservations } from '../ingest/observation-codec';
 import type { DimValues } from '../ingest/to-observations';
-import { pickRollup, type Rollup } from '../rollups';
+import { pickRollup, ROLLUPS, type PackedMetric, type Rollup } from '../rollups';
 import type { Aggregation } from './aggregate';
 import { alignedTo, bucketIndex, uniformRuns, type BucketPlan, type UniformRun } from './interval';
 
@@ -51,38 +51,106 @@ const MAX_SLOT_LIST = 1_000;
 /**
  * The statement that reads one rollup for a query (pure; exported for bench/profile).
  *
- * It returns the matching cells as they are stored, packed as JSON: one row `[slot, cells]` per slot
+ * It returns the matching cells as they are stored, packed as JSON: one row `[slot, cells, 0]` per slot
  * (per slot and metric in the larger rollups, to keep each value small), `cells` being
- * `[[metric, ids of dims…, cnt, sum, mn, mx], …]`, and one row `[-1, {id: value}]`, the dictionary of
- * the ids returned. Why packed: D1 hands a result to the Worker value by value (local D1 through two
+ * `[[metric, ids of dims…, cnt, sum, mn, mx], …]`, and one row `[-1, {id: value}, 0]`, the dictionary
+ * of the ids returned. Why packed: D1 hands a result to the Worker value by value (local D1 through two
  * isolates, as JSON), which cost more than everything else for a query returning ten thousand rows.
  * Grouping by slot follows the primary key (no sort); the Worker adds the cells of a bucket together
  * (Aggregation does that anyway). Where buckets span many slots, SQL adds them up first and the rows
- * are `[bucket index, cells]` instead (`bucketsInSql`). Ids become strings through the dictionary,
+ * are `[bucket index, cells, 0]` instead (`bucketsInSql`). Ids become strings through the dictionary,
  * read by the same statement (one snapshot), instead of joining dim_values onto every cell.
  * Dimensions fixed by a pushed-down `matches` are filtered in SQL and not returned (`fixed`).
+ *
+ * A packed rollup (agg_user) returns rows `[slot, rows, 1]` instead, each of `rows` being
+ * `[ids of dims…, then cnt, sum, mn, mx of each metric of packedMetrics]` (cnt 0: none of it), and
+ * the other metrics the query reads come, in the same statement, as cells of the rollup they are
+ * kept in (Rollup.packed.othersFrom), with 0 for the dimensions it lacks, as they were stored here.
  */
 export function rollupQuery(spec: ReadSpec, rollup: Rollup, res: number) {
   const pushdown = spec.pushdown ?? [];
-  const fixed = rollup.dims.filter((d) => pushdown.some((p) => p.dimension === d.dim) && spec.dimensions.has(d.dim));
+  const fixed = fixedDims(spec, rollup);
   const dims = rollup.dims.filter((d) => spec.dimensions.has(d.dim) && !fixed.includes(d));
+  const runs = uniformRuns(spec.plan);
+  const bucketsInSql = runs.length <= MAX_SQL_RUNS && runs.every((r) => r.width >= MIN_SLOTS_TO_GROUP_IN_SQL * res * 60_000);
+  const read: Read = { spec, res, dims, params: [], runs, bucketsInSql };
 
-  const params: unknown[] = [];
+  const parts: Part[] = [];
+  let packedMetrics: PackedMetric[] = [];
+  if (!rollup.packed) parts.push(cellsPart(read, rollup, spec.metrics));
+  else {
+    const wanted = spec.metrics ?? METRICS.map((_, i) => i);
+    packedMetrics = rollup.packed.metrics.filter((m) => wanted.includes(m.metric));
+    const others = wanted.filter((i) => !rollup.packed!.metrics.some((m) => m.metric === i));
+    if (packedMetrics.length > 0) parts.push(packedPart(read, rollup, packedMetrics));
+    // A filter on a dimension the other rollup lacks (userId = X) matches none of these metrics: they
+    // were stored here with 0 for it.
+    const from = ROLLUPS.find((r) => r.table === rollup.packed!.othersFrom)!;
+    if (others.length > 0 && pushdown.every((p) => from.dims.some((d) => d.dim === p.dimension))) parts.push(cellsPart(read, from, others));
+  }
+
+  // Dimension names are catalogue constants, safe as literals.
+  const dictionary = dims.length
+    ? `(SELECT json_group_object(id, value) FROM dim_values WHERE dim IN (${dims.map((d) => `'${d.dim}'`).join(', ')}))`
+    : `'{}'`;
+  const sql = [`SELECT -1 AS slot, ${dictionary} AS cells, 0 AS packed`, ...parts.map((p) => p.sql)].join('\n    UNION ALL\n    ');
+  // The same cells one per row, names joined from dim_values: the fallback when a packed value would
+  // exceed SQLite's maximum string length (D1: 2 MB), e.g. a bucket with tens of thousands of agents.
+  const cells = parts.length > 0 ? parts.map((p) => p.unpacked).join(' UNION ALL ') : `SELECT ${['0 AS slot', '0 AS metric', ...dims.map((d) => `0 AS ${d.column}`), '0 AS cnt', '0 AS sum', '0 AS mn', '0 AS mx'].join(', ')} WHERE false`;
+  const unpackedSql = `SELECT g.slot, g.metric, ${dims.map((_, i) => `v${i}.value, `).join('')}g.cnt, g.sum, g.mn, g.mx
+    FROM (${cells}) g
+    ${dims.map((d, i) => `LEFT JOIN dim_values v${i} ON v${i}.id = g.${d.column}`).join(' ')}`;
+  return { sql, unpackedSql, params: read.params, dims, fixed, bucketsInSql, packedMetrics, scanned: parts.map((p) => p.scanned) };
+}
+
+/** What every part of one rollupQuery shares. */
+interface Read {
+  spec: ReadSpec;
+  res: number;
+  /** Dimensions returned (as ids), in the order of the rollup the query picked. */
+  dims: Rollup['dims'];
+  /** Bound parameters, numbered across parts. */
+  params: unknown[];
+  runs: UniformRun[];
+  bucketsInSql: boolean;
+}
+
+/** One SELECT of rollupQuery's UNION ALL, its one-cell-per-row form, and the rows it reads (`FROM … WHERE …`). */
+interface Part {
+  sql: string;
+  unpacked: string;
+  scanned: string;
+}
+
+/** Dimensions of `rollup` the query looks at that a pushed-down `matches` fixes. */
+function fixedDims(spec: ReadSpec, rollup: Rollup): Rollup['dims'][number][] {
+  const pushdown = spec.pushdown ?? [];
+  return rollup.dims.filter((d) => pushdown.some((p) => p.dimension === d.dim) && spec.dimensions.has(d.dim));
+}
+
+/**
+ * The rows of `rollup` in the interval at the resolution, pushed-down filters applied: its FROM and
+ * WHERE, and the GROUP BY that chunks them by slot in the order they are read.
+ * `metricListed`: the key (res, slot, metric, …) has its metric column fixed by a list.
+ */
+function scan(read: Read, rollup: Rollup, metricListed: boolean): { from: string; where: string[]; chunk: string } {
+  const { spec, res } = read;
+  const fixed = fixedDims(spec, rollup);
   const where = [`res = ${res}`];
   // Chunks follow the primary key (res, slot, metric, …), so SQLite groups them without sorting;
-  // agg_media holds few cells per slot, the others many.
-  const keyOrder = rollup.dims.length > 1 ? 'slot, metric' : 'slot';
-  let chunk = keyOrder;
+  // agg_media holds few cells per slot, the others many. A packed row holds up to 84 values: chunks
+  // of (slot, media, direction) keep each JSON value well below D1's 2 MB.
+  let chunk = rollup.packed ? 'slot, media, direction' : rollup.dims.length > 1 ? 'slot, metric' : 'slot';
   // With the slots listed, SQLite seeks (res, slot, metric, media, …) straight to the pushed-down
   // columns that follow metric in the key instead of scanning the whole interval.
   const width = res * 60_000;
   const slotCount = (spec.plan.end - spec.plan.start) / width;
-  const keyReachesPushdown = spec.metrics !== undefined && rollup.dims[0] !== undefined && fixed.includes(rollup.dims[0]);
+  const keyReachesPushdown = (metricListed || rollup.packed !== undefined) && rollup.dims[0] !== undefined && fixed.includes(rollup.dims[0]);
   // One agent's cells: through the rollup's by-user index, always. Named, because on a WITHOUT ROWID
   // table SQLite's planner prefers walking the primary key over the whole interval (query d: 158 ms
   // instead of 2 ms, measured on the bench's 1M-conversation file).
   const seek = rollup.seekIndex && fixed.some((d) => d.dim === rollup.seekIndex!.dim) ? rollup.seekIndex : undefined;
-  const table = seek ? `${rollup.table} INDEXED BY ${seek.name}` : rollup.table;
+  const from = seek ? `${rollup.table} INDEXED BY ${seek.name}` : rollup.table;
   if (!seek && keyReachesPushdown && Number.isInteger(slotCount) && slotCount <= MAX_SLOT_LIST) {
     const slots = Array.from({ length: slotCount }, (_, i) => spec.plan.start + i * width);
     where.push(`slot IN (${slots.join(',')})`);
@@ -93,37 +161,61 @@ export function rollupQuery(spec: ReadSpec, rollup: Rollup, res: number) {
     // by user), sorting only those.
     if (fixed.length > 0) chunk = 'slot + 0';
   }
-  // Metric indexes are catalogue integers: literal, so the planner sees the list.
-  if (spec.metrics) where.push(`metric IN (${spec.metrics.length > 0 ? spec.metrics.join(',') : 'NULL'})`);
-  for (const p of pushdown) {
+  for (const p of spec.pushdown ?? []) {
     const column = rollup.dims.find((d) => d.dim === p.dimension)!.column;
-    params.push(p.dimension, p.value);
-    where.push(`${column} = (SELECT id FROM dim_values WHERE dim = ?${params.length - 1} AND value = ?${params.length})`);
+    read.params.push(p.dimension, p.value);
+    where.push(`${column} = (SELECT id FROM dim_values WHERE dim = ?${read.params.length - 1} AND value = ?${read.params.length})`);
   }
-  // Dimension names are catalogue constants, safe as literals.
-  const dictionary = dims.length
-    ? `(SELECT json_group_object(id, value) FROM dim_values WHERE dim IN (${dims.map((d) => `'${d.dim}'`).join(', ')}))`
-    : `'{}'`;
-  const cell = ['metric', ...dims.map((d) => d.column), 'cnt', 'sum', 'mn', 'mx'].join(', ');
-  const runs = uniformRuns(spec.plan);
-  const bucketsInSql = runs.length <= MAX_SQL_RUNS && runs.every((r) => r.width >= MIN_SLOTS_TO_GROUP_IN_SQL * width);
-  const keys = ['metric', ...dims.map((d) => d.column)].join(', ');
-  const source = bucketsInSql
-    ? `(SELECT ${sqlBucket(runs)} AS slot, ${keys}, sum(cnt) AS cnt, sum(sum) AS sum, min(mn) AS mn, max(mx) AS mx
-      FROM ${table} WHERE ${where.join(' AND ')} GROUP BY 1, ${keys})`
-    : `${table} WHERE ${where.join(' AND ')}`;
-  const sql = `SELECT -1 AS slot, ${dictionary} AS cells
-    UNION ALL
-    SELECT slot, json_group_array(json_array(${cell})) AS cells
+  return { from, where, chunk };
+}
+
+/** Cells of a rollup keeping one row per metric; `metrics` undefined = all. */
+function cellsPart(read: Read, rollup: Rollup, metrics: number[] | undefined): Part {
+  const { from, where, chunk } = scan(read, rollup, metrics !== undefined);
+  // Metric indexes are catalogue integers: literal, so the planner sees the list.
+  if (metrics) where.push(`metric IN (${metrics.length > 0 ? metrics.join(',') : 'NULL'})`);
+  const scanned = `${from} WHERE ${where.join(' AND ')}`;
+  // Dimensions of the rollup picked that this one lacks: 0 (absent), as the picked one stored them.
+  const has = (d: Rollup['dims'][number]) => rollup.dims.some((x) => x.dim === d.dim);
+  const kept = read.dims.filter(has).map((d) => d.column);
+  const keys = ['metric', ...kept].join(', ');
+  const source = read.bucketsInSql
+    ? `(SELECT ${sqlBucket(read.runs)} AS slot, ${keys}, sum(cnt) AS cnt, sum(sum) AS sum, min(mn) AS mn, max(mx) AS mx
+      FROM ${scanned} GROUP BY 1, ${keys})`
+    : scanned;
+  const dimValues = read.dims.map((d) => (has(d) ? d.column : `0`));
+  const cell = ['metric', ...dimValues, 'cnt', 'sum', 'mn', 'mx'].join(', ');
+  return {
+    sql: `SELECT slot, json_group_array(json_array(${cell})) AS cells, 0 AS packed
     FROM ${source}
-    GROUP BY ${bucketsInSql ? keyOrder : chunk}`;
-  // The same cells one per row, names joined from dim_values: the fallback when a packed value would
-  // exceed SQLite's maximum string length (D1: 2 MB), e.g. a bucket with tens of thousands of agents.
-  const columns = ['slot', 'metric', ...dims.map((d) => d.column), 'cnt', 'sum', 'mn', 'mx'];
-  const unpackedSql = `SELECT g.slot, g.metric, ${dims.map((_, i) => `v${i}.value, `).join('')}g.cnt, g.sum, g.mn, g.mx
-    FROM (SELECT ${columns.join(', ')} FROM ${source}) g
-    ${dims.map((d, i) => `LEFT JOIN dim_values v${i} ON v${i}.id = g.${d.column}`).join(' ')}`;
-  return { sql, unpackedSql, params, dims, fixed, bucketsInSql, scanned: `${table} WHERE ${where.join(' AND ')}` };
+    GROUP BY ${read.bucketsInSql ? (rollup.dims.length > 1 ? 'slot, metric' : 'slot') : chunk}`,
+    unpacked: `SELECT ${['slot', 'metric', ...read.dims.map((d, i) => `${dimValues[i]} AS ${d.column}`), 'cnt', 'sum', 'mn', 'mx'].join(', ')} FROM ${source}`,
+    scanned,
+  };
+}
+
+/** Rows of a packed rollup: only `metrics`' columns, and only rows holding one of them. */
+function packedPart(read: Read, rollup: Rollup, metrics: PackedMetric[]): Part {
+  const { from, where, chunk } = scan(read, rollup, false);
+  if (metrics.length < rollup.packed!.metrics.length) where.push(`(${metrics.map((m) => `${m.cnt} > 0`).join(' OR ')})`);
+  const scanned = `${from} WHERE ${where.join(' AND ')}`;
+  const keys = read.dims.map((d) => d.column);
+  const values = metrics.flatMap((m) => [m.cnt, m.sum, m.mn, m.mx]);
+  const sums = metrics.flatMap((m) => [`sum(${m.cnt}) AS ${m.cnt}`, `sum(${m.sum}) AS ${m.sum}`, `min(${m.mn}) AS ${m.mn}`, `max(${m.mx}) AS ${m.mx}`]);
+  const source = read.bucketsInSql
+    ? `(SELECT ${[`${sqlBucket(read.runs)} AS slot`, ...keys, ...sums].join(', ')} FROM ${scanned} GROUP BY ${['1', ...keys].join(', ')})`
+    : scanned;
+  // The fallback's cells: each row once per metric (a literal list), kept where it holds that metric.
+  const pick = (column: keyof PackedMetric) => `CASE m.metric ${metrics.map((x) => `WHEN ${x.metric} THEN ${x[column]}`).join(' ')} END`;
+  const unpivot = `SELECT ${['slot', 'm.metric AS metric', ...keys, `${pick('cnt')} AS cnt`, `${pick('sum')} AS sum`, `${pick('mn')} AS mn`, `${pick('mx')} AS mx`].join(', ')}
+      FROM ${read.bucketsInSql ? source : `(SELECT * FROM ${source})`} CROSS JOIN (${metrics.map((x) => `SELECT ${x.metric} AS metric`).join(' UNION ALL ')}) m`;
+  return {
+    sql: `SELECT slot, json_group_array(json_array(${[...keys, ...values].join(', ')})) AS cells, 1 AS packed
+    FROM ${source}
+    GROUP BY ${read.bucketsInSql ? 'slot' : chunk}`,
+    unpacked: `SELECT * FROM (${unpivot}) WHERE cnt > 0`,
+    scanned,
+  };
 }
 
 /** SQLite's SQLITE_TOOBIG, as D1 reports it ("string or blob too big"). */
@@ -132,14 +224,14 @@ function tooBig(err: unknown): boolean {
 }
 
 async function readRollup(d1: D1Database, spec: ReadSpec, rollup: Rollup, res: number, aggregation: Aggregation): Promise<void> {
-  const { sql, unpackedSql, params, dims, fixed, bucketsInSql } = rollupQuery(spec, rollup, res);
+  const { sql, unpackedSql, params, dims, fixed, bucketsInSql, packedMetrics } = rollupQuery(spec, rollup, res);
   // One array for every cell: Aggregation.add copies what it keeps.
   const values: DimValues = new Array(DIMENSIONS.length).fill(undefined);
   for (const d of fixed) values[d.index] = spec.pushdown!.find((p) => p.dimension === d.dim)!.value;
   const k = dims.length;
-  let rows: [number, string][];
+  let rows: [number, string, number][];
   try {
-    rows = await d1.prepare(sql).bind(...params).raw<[number, string]>();
+    rows = await d1.prepare(sql).bind(...params).raw<[number, string, number]>();
   } catch (err) {
     if (!tooBig(err)) throw err;
     for (const row of await d1.prepare(unpackedSql).bind(...params).raw<(number | string | null)[]>()) {
@@ -152,10 +244,21 @@ async function readRollup(d1: D1Database, spec: ReadSpec, rollup: Rollup, res: n
   }
   const at = rows.findIndex((row) => row[0] === -1);
   const dictionary = JSON.parse(rows[at]![1]) as Record<number, string>;
+  const metrics = packedMetrics.map((m) => m.metric);
   for (let r = 0; r < rows.length; r++) {
     if (r === at) continue;
     const bucket = bucketsInSql ? rows[r]![0] : bucketIndex(spec.plan, rows[r]![0]);
     if (bucket < 0) continue;
+    if (rows[r]![2] === 1) {
+      // Packed rows: the cells of each metric the row holds.
+      for (const row of JSON.parse(rows[r]![1]) as number[][]) {
+        for (let i = 0; i < k; i++) values[dims[i]!.index] = dictionary[row[i]!];
+        for (let j = 0, c = k; j < metrics.length; j++, c += 4) {
+          if (row[c]! > 0) aggregation.add(bucket, metrics[j]!, values, row[c]!, row[c + 1]!, row[c + 2]!, row[c + 3]!);
+        }
+      }
+      continue;
+    }
     for (const cell of JSON.parse(rows[r]![1]) as number[][]) {
       for (let i = 0; i < k; i++) values[dims[i]!.index] = dictionary[cell[1 + i]!];
       aggregation.add(bucket, cell[0]!, values, cell[1 + k]!, cell[2 + k]!, cell[3 + k]!, cell[4 + k]!);
