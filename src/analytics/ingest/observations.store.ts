@@ -209,6 +209,32 @@ function buildStatements(d1: D1Database, plan: Plan, dims: ResolvedDims): D1Prep
 }
 
 /**
+ * A small number per dimension tuple of a rollup (a cell's or row's key is numeric), found one
+ * dimension at a time: (previous tuple number, next dictionary id) -> tuple number.
+ */
+class TupleNumbers {
+  private readonly levels: Map<number, number>[];
+  private count = 0;
+
+  constructor(private readonly k: number) {
+    this.levels = Array.from({ length: k }, () => new Map<number, number>());
+  }
+
+  /** The number of the tuple of the k ids at `ids[at…]`. */
+  of(ids: Int32Array, at: number): number {
+    let tuple = 0;
+    for (let j = 0; j < this.k; j++) {
+      const key = tuple * 2_147_483_648 + ids[at + j]!;
+      const level = this.levels[j]!;
+      let next = level.get(key);
+      if (next === undefined) level.set(key, (next = this.count++));
+      tuple = next;
+    }
+    return tuple;
+  }
+}
+
+/**
  * Cells of one rollup at each of its resolutions: [res, slot, metric, dim ids…, cnt, sum, min, max].
  * `ids` holds ROLLUP_DIMENSIONS.length dictionary ids per observation; every rollup's dimensions are
  * a prefix of those.
@@ -218,21 +244,13 @@ export function rollupCells(rollup: Rollup, observations: Observation[], ids: In
   const stride = ROLLUP_DIMENSIONS.length;
   const resolutions = rollup.resolutions;
   const widths = resolutions.map((res) => res * 60_000);
-  // A cell's key is numeric: (slot number, metric) and a small number for its dimension tuple, found
-  // one dimension at a time (previous tuple number, next id) -> tuple number.
-  const levels = rollup.dims.map(() => new Map<number, number>());
-  let tuples = 0;
+  // A cell's key is numeric: (slot number, metric) and the number of its dimension tuple.
+  const tuples = new TupleNumbers(k);
   const byRes = resolutions.map(() => new Map<number, number[]>());
   for (let i = 0; i < observations.length; i++) {
     const obs = observations[i]!;
     const at = i * stride;
-    let tuple = 0;
-    for (let j = 0; j < k; j++) {
-      const key = tuple * 2_147_483_648 + ids[at + j]!;
-      let next = levels[j]!.get(key);
-      if (next === undefined) levels[j]!.set(key, (next = tuples++));
-      tuple = next;
-    }
+    const tuple = tuples.of(ids, at);
     for (let r = 0; r < resolutions.length; r++) {
       const slotNumber = Math.floor(obs.emit / widths[r]!);
       // Below 2^53: slot numbers < 2^26 (15 minutes up to the year 2999, ingest's limit); metric < 256;
@@ -307,21 +325,14 @@ export function packedRows(rollup: Rollup, observations: Observation[], ids: Int
   const resolutions = rollup.resolutions;
   const widths = resolutions.map((res) => res * 60_000);
   // Numeric row keys as in rollupCells, without the metric.
-  const levels = rollup.dims.map(() => new Map<number, number>());
-  let tuples = 0;
+  const tuples = new TupleNumbers(k);
   type Row = { key: number[]; metrics: (number[] | undefined)[] };
   const byRes = resolutions.map(() => new Map<number, Row>());
   for (let i = 0; i < observations.length; i++) {
     const obs = observations[i]!;
     if (kept[obs.metric] !== 1) continue;
     const at = i * stride;
-    let tuple = 0;
-    for (let j = 0; j < k; j++) {
-      const key = tuple * 2_147_483_648 + ids[at + j]!;
-      let next = levels[j]!.get(key);
-      if (next === undefined) levels[j]!.set(key, (next = tuples++));
-      tuple = next;
-    }
+    const tuple = tuples.of(ids, at);
     for (let r = 0; r < resolutions.length; r++) {
       const slotNumber = Math.floor(obs.emit / widths[r]!);
       const key = slotNumber * 524_288 + tuple;
