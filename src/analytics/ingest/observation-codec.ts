@@ -34,6 +34,8 @@ const WORDS = [
   'client', 'peer', 'system', 'transfer', 'endpoint', 'error', 'timeout', 'spam', 'other',
 ] as const;
 const WORD_INDEX = new Map<string, number>(WORDS.map((w, i) => [w, i]));
+/** Longer strings skip the WORD_INDEX lookup (and the hashing it costs). */
+const LONGEST_WORD = Math.max(...WORDS.map((w) => w.length));
 
 /** The `data` column as the decoder wants it (hex for blobs, the JSON text as is for old rows). */
 export const DATA_SQL = `CASE WHEN typeof(data) = 'blob' THEN hex(data) ELSE data END`;
@@ -41,17 +43,6 @@ export const DATA_SQL = `CASE WHEN typeof(data) = 'blob' THEN hex(data) ELSE dat
 const D = DIMENSIONS.length;
 // Tuple masks are 31-bit integers; more dimensions would need a wider mask (a new VERSION).
 if (D > 31) throw new Error('observation codec: too many dimensions for the tuple mask');
-/** A lowercase UUID (8-4-4-4-12 hex digits), the only form that survives 16 bytes and back unchanged. */
-function isUuid(s: string): boolean {
-  if (s.length !== 36) return false;
-  for (let i = 0; i < 36; i++) {
-    const c = s.charCodeAt(i);
-    if (i === 8 || i === 13 || i === 18 || i === 23) {
-      if (c !== 45) return false;
-    } else if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false;
-  }
-  return true;
-}
 const HEX: string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 const NIBBLE = new Int8Array(128).fill(-1);
 for (let i = 0; i < 16; i++) {
@@ -62,13 +53,25 @@ const utf8 = new TextEncoder();
 // ignoreBOM: keep a leading U+FEFF (a legitimate character of a value) instead of dropping it.
 const fromUtf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
 
-/** One scratch buffer for every encode (the Worker is single-threaded); grown on demand. */
-let scratch = new Uint8Array(4096);
+const HEX_CODES = new Uint8Array(512);
+for (let i = 0; i < 256; i++) {
+  HEX_CODES[2 * i] = HEX[i]!.charCodeAt(0);
+  HEX_CODES[2 * i + 1] = HEX[i]!.charCodeAt(1);
+}
+
+/** Each byte's two hex digits as one 16-bit unit (set through bytes, so in the platform's order). */
+const HEX_PAIRS = new Uint16Array(256);
+new Uint8Array(HEX_PAIRS.buffer).set(HEX_CODES);
+/**
+ * One output buffer for every encode (the Worker is single-threaded), grown on demand: each byte is
+ * written straight as its two hex digits (one 16-bit unit), so the result is one decode of it.
+ */
+let scratch = new Uint16Array(4096);
 let length = 0;
 
 function ensure(extra: number): void {
   if (length + extra <= scratch.length) return;
-  const grown = new Uint8Array(Math.max(scratch.length * 2, length + extra));
+  const grown = new Uint16Array(Math.max(scratch.length * 2, length + extra));
   grown.set(scratch.subarray(0, length));
   scratch = grown;
 }
@@ -77,26 +80,40 @@ function ensure(extra: number): void {
 function varint(n: number): void {
   ensure(8);
   while (n >= 0x80) {
-    scratch[length++] = (n % 0x80) | 0x80;
+    scratch[length++] = HEX_PAIRS[(n % 0x80) | 0x80]!;
     n = Math.floor(n / 0x80);
   }
-  scratch[length++] = n;
+  scratch[length++] = HEX_PAIRS[n]!;
 }
 
-const HEX_CODES = new Uint8Array(512);
-for (let i = 0; i < 256; i++) {
-  HEX_CODES[2 * i] = HEX[i]!.charCodeAt(0);
-  HEX_CODES[2 * i + 1] = HEX[i]!.charCodeAt(1);
-}
+/** Lowercase hex digits only (-1 otherwise): the UUID test and its packing in one pass. */
+const LOWER_NIBBLE = new Int8Array(128).fill(-1);
+for (let i = 0; i < 16; i++) LOWER_NIBBLE['0123456789abcdef'.charCodeAt(i)] = i;
 
 function scratchHex(): string {
-  const out = new Uint8Array(length * 2);
-  for (let i = 0; i < length; i++) {
-    const b = scratch[i]! * 2;
-    out[2 * i] = HEX_CODES[b]!;
-    out[2 * i + 1] = HEX_CODES[b + 1]!;
+  return fromUtf8.decode(new Uint8Array(scratch.buffer, 0, length * 2));
+}
+
+/**
+ * Writes head 1 and the 16 bytes when `s` is a lowercase UUID (8-4-4-4-12 hex digits, the only form
+ * that survives 16 bytes and back unchanged); otherwise writes nothing and returns false.
+ */
+function writeUuid(s: string): boolean {
+  if (s.length !== 36 || s.charCodeAt(8) !== 45 || s.charCodeAt(13) !== 45 || s.charCodeAt(18) !== 45 || s.charCodeAt(23) !== 45) return false;
+  ensure(17);
+  let p = length + 1;
+  for (let i = 0; i < 36; i += 2) {
+    if (i === 8 || i === 13 || i === 18 || i === 23) i++;
+    const hi = s.charCodeAt(i);
+    const lo = s.charCodeAt(i + 1);
+    const h = hi < 128 ? LOWER_NIBBLE[hi]! : -1;
+    const l = lo < 128 ? LOWER_NIBBLE[lo]! : -1;
+    if ((h | l) < 0) return false;
+    scratch[p++] = HEX_PAIRS[h * 16 + l]!;
   }
-  return fromUtf8.decode(out);
+  scratch[length] = HEX_PAIRS[1]!;
+  length = p;
+  return true;
 }
 
 function writeString(s: string): void {
@@ -110,7 +127,7 @@ function writeString(s: string): void {
   if (ascii) {
     varint(s.length + 4);
     ensure(s.length);
-    for (let i = 0; i < s.length; i++) scratch[length++] = s.charCodeAt(i);
+    for (let i = 0; i < s.length; i++) scratch[length++] = HEX_PAIRS[s.charCodeAt(i)]!;
     return;
   }
   // UTF-8 cannot hold a lone surrogate (JSON input can): such strings keep JSON's \u escapes.
@@ -120,89 +137,123 @@ function writeString(s: string): void {
     varint(bytes.length);
   } else varint(bytes.length + 4);
   ensure(bytes.length);
-  scratch.set(bytes, length);
-  length += bytes.length;
+  for (let i = 0; i < bytes.length; i++) scratch[length++] = HEX_PAIRS[bytes[i]!]!;
 }
 
 const zigzag = (n: number) => (n >= 0 ? n * 2 : -n * 2 - 1);
 const unzigzag = (z: number) => (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
 
-function sameRefs(a: number[], b: number[]): boolean {
-  for (let d = 0; d < D; d++) if (a[d] !== b[d]) return false;
-  return true;
+// Per-encode state, reused across calls (the Worker is single-threaded) so an encode allocates
+// little more than its result: the distinct strings, the dimension tuples as rows of D refs in one
+// flat array, and each observation's tuple index.
+const strings: string[] = [];
+const stringIndex = new Map<string, number>();
+let tupleRefs = new Int32Array(64 * D);
+let obsTuple = new Int32Array(1024);
+const refs = new Int32Array(D);
+const tupleIndex = new Map<string, number>();
+
+/** 1 + the index of `value` among the conversation's strings, added when new. */
+function stringRef(value: string): number {
+  const n = strings.length;
+  // Linear while small (the usual case: filling a Map costs more than a few comparisons).
+  if (n <= 32) {
+    for (let i = 0; i < n; i++) if (strings[i] === value) return i + 1;
+  } else {
+    if (stringIndex.size === 0) for (let i = 0; i < n; i++) stringIndex.set(strings[i]!, i);
+    const i = stringIndex.get(value);
+    if (i !== undefined) return i + 1;
+    stringIndex.set(value, n);
+  }
+  strings.push(value);
+  return n + 1;
+}
+
+/** The index of the tuple equal to `refs` among the first `n`, or -1. */
+function findTuple(n: number): number {
+  if (n <= 32) {
+    for (let t = 0; t < n; t++) {
+      let d = 0;
+      const at = t * D;
+      while (d < D && tupleRefs[at + d] === refs[d]) d++;
+      if (d === D) return t;
+    }
+    return -1;
+  }
+  // Linear while small (the usual case); a keyed map bounds the work for huge conversations.
+  if (tupleIndex.size === 0) for (let t = 0; t < n; t++) tupleIndex.set(tupleRefs.subarray(t * D, t * D + D).join(','), t);
+  return tupleIndex.get(refs.join(',')) ?? -1;
 }
 
 /** The stored form of `observations` (of the conversation `id`), as hex text for `unhex(?)`. */
 export function encodeObservations(observations: readonly Observation[], base: number, id: string): string {
-  const strings: string[] = [];
-  const stringIndex = new Map<string, number>();
-  const tuples: number[][] = [];
-  const obsTuple: number[] = new Array(observations.length);
-  let tupleIndex: Map<string, number> | undefined;
+  strings.length = 0;
+  if (stringIndex.size > 0) stringIndex.clear();
+  if (tupleIndex.size > 0) tupleIndex.clear();
+  if (obsTuple.length < observations.length) obsTuple = new Int32Array(Math.max(obsTuple.length * 2, observations.length));
+  let tuples = 0;
   // Consecutive observations mostly share their dimensions (one session's metrics): compare with the
   // previous one first, and search the few tuples of a conversation only when something changed.
   let previousDims: DimValues | undefined;
-  let previousRefs: number[] = [];
   for (let o = 0; o < observations.length; o++) {
     const dims = observations[o]!.dims;
-    const refs: number[] = new Array(D);
+    if (dims === previousDims) {
+      obsTuple[o] = obsTuple[o - 1]!;
+      continue;
+    }
+    // refs still holds the previous observation's tuple: only the values that changed need a lookup.
+    let same = previousDims !== undefined;
     for (let d = 0; d < D; d++) {
       const value = dims[d];
-      if (value === undefined) refs[d] = 0;
-      else if (previousDims !== undefined && previousDims[d] === value) refs[d] = previousRefs[d]!;
-      else {
-        let i = stringIndex.get(value);
-        if (i === undefined) {
-          i = strings.push(value) - 1;
-          stringIndex.set(value, i);
-        }
-        refs[d] = i + 1;
+      let ref: number;
+      if (value === undefined) ref = 0;
+      else if (previousDims !== undefined && previousDims[d] === value) continue;
+      else ref = stringRef(value);
+      if (refs[d] !== ref) {
+        refs[d] = ref;
+        same = false;
       }
     }
-    let t = o > 0 && sameRefs(tuples[obsTuple[o - 1]!]!, refs) ? obsTuple[o - 1]! : -1;
+    let t = same ? obsTuple[o - 1]! : findTuple(tuples);
     if (t < 0) {
-      // Linear while small (the usual case); a keyed map bounds the work for huge conversations.
-      if (tuples.length <= 32) t = tuples.findIndex((known) => sameRefs(known, refs));
-      else {
-        tupleIndex ??= new Map(tuples.map((known, i) => [known.join(','), i]));
-        t = tupleIndex.get(refs.join(',')) ?? -1;
+      if (tupleRefs.length < (tuples + 1) * D) {
+        const grown = new Int32Array(tupleRefs.length * 2);
+        grown.set(tupleRefs);
+        tupleRefs = grown;
       }
-    }
-    if (t < 0) {
-      t = tuples.push(refs) - 1;
-      tupleIndex?.set(refs.join(','), t);
+      tupleRefs.set(refs, tuples * D);
+      t = tuples++;
+      if (tupleIndex.size > 0) tupleIndex.set(refs.join(','), t);
     }
     obsTuple[o] = t;
     previousDims = dims;
-    previousRefs = refs;
   }
 
   length = 0;
   varint(VERSION);
   varint(strings.length);
   for (const s of strings) {
-    const word = WORD_INDEX.get(s);
     if (s === id) varint(0);
-    else if (isUuid(s)) {
-      varint(1);
-      ensure(16);
-      for (let i = 0; i < 36; i += 2) {
-        if (s.charCodeAt(i) === 45) i++; // '-'
-        scratch[length++] = NIBBLE[s.charCodeAt(i)]! * 16 + NIBBLE[s.charCodeAt(i + 1)]!;
-      }
-    } else if (word !== undefined) {
-      varint(2);
-      varint(word);
-    } else writeString(s);
+    else if (writeUuid(s)) continue;
+    else {
+      const word = s.length <= LONGEST_WORD ? WORD_INDEX.get(s) : undefined;
+      if (word !== undefined) {
+        varint(2);
+        varint(word);
+      } else writeString(s);
+    }
   }
-  varint(tuples.length);
-  let before: number[] = new Array(D).fill(0);
-  for (const refs of tuples) {
+  // Not kept alive until the next encode.
+  strings.length = 0;
+  if (stringIndex.size > 0) stringIndex.clear();
+  if (tupleIndex.size > 0) tupleIndex.clear();
+  varint(tuples);
+  for (let t = 0; t < tuples; t++) {
+    const at = t * D;
     let mask = 0;
-    for (let d = 0; d < D; d++) if (refs[d] !== before[d]) mask |= 1 << d;
+    for (let d = 0; d < D; d++) if (tupleRefs[at + d] !== (t === 0 ? 0 : tupleRefs[at - D + d])) mask |= 1 << d;
     varint(mask);
-    for (let d = 0; d < D; d++) if (refs[d] !== before[d]) varint(refs[d]!);
-    before = refs;
+    for (let d = 0; d < D; d++) if (((mask >> d) & 1) !== 0) varint(tupleRefs[at + d]!);
   }
   varint(observations.length);
   let previous = base;

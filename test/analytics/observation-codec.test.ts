@@ -1,0 +1,130 @@
+/**
+ * The observation codec's bytes, written out by hand (it is a storage format: an encoder change that
+ * moves one byte breaks rows already stored), and toObservations' sharing of dims arrays.
+ */
+import { describe, expect, it } from 'vitest';
+import { DIMENSION_INDEX as D, DIMENSIONS, METRIC_INDEX } from '../../src/analytics/catalog';
+import { decodeObservations, encodeObservations } from '../../src/analytics/ingest/observation-codec';
+import { ingestBodySchema } from '../../src/analytics/ingest/record.schema';
+import { toObservations, type DimValues, type Observation } from '../../src/analytics/ingest/to-observations';
+import { conversation } from './builders';
+
+function dims(values: Partial<Record<(typeof DIMENSIONS)[number], string>>): DimValues {
+  const out: DimValues = new Array(DIMENSIONS.length).fill(undefined);
+  for (const [dim, value] of Object.entries(values)) out[D[dim as keyof typeof D]] = value;
+  return out;
+}
+const ascii = (s: string) => [...s].map((c) => c.charCodeAt(0).toString(16).padStart(2, '0')).join('');
+
+describe('observation codec, format version 1', () => {
+  const uuid = 'aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee';
+  const upper = 'AAAAAAAA-BBBB-CCCC-DDDD-EEEEEEEEEEEE';
+  const session = { conversationId: 'c1', mediaType: 'voice', sessionId: uuid };
+  const observations: Observation[] = [
+    { metric: 3, emit: 1010, value: 500, dims: dims(session) },
+    { metric: 5, emit: 1000, value: 0, dims: dims({ ...session, queueId: 'Q-é' }) },
+    { metric: 3, emit: 1020, value: 2, dims: dims(session) },
+    { metric: 1, emit: 1020, value: 1, dims: dims({ conversationId: 'c1', participantName: '\ud800', userId: upper }) },
+  ];
+  // By hand: version, strings, tuples (mask of changed dims, then their refs), observations.
+  const expected = [
+    '01',
+    '06', // strings
+    '00', // 'c1' is the row's id
+    '0202', // WORDS[2] = 'voice'
+    '01aaaaaaaabbbbccccddddeeeeeeeeeeee', // a lowercase UUID in 16 bytes
+    '08512dc3a9', // 'Q-é': 4 bytes of UTF-8
+    '0308' + ascii('"\\ud800"'), // a lone surrogate: JSON text
+    '28' + ascii(upper), // an upper-case UUID is only 36 bytes of text
+    '03', // tuples
+    'c108010203', // dims 0, 6, 10 (mask 1089) = refs 1, 2, 3
+    '801004', // dim 11 (mask 2048) = ref 4
+    'f0180506000000', // dims 4, 5, 6, 10, 11 (mask 3184) = 5, 6, 0, 0, 0
+    '04', // observations: metric, tuple, zigzag(emit − previous), value
+    '030014f403',
+    '05011300',
+    '03002802',
+    '01020001',
+  ].join('');
+
+  it('writes the bytes of the format', () => {
+    expect(encodeObservations(observations, 1000, 'c1')).toBe(expected);
+    expect(decodeObservations(expected, 1000, 'c1')).toEqual(observations);
+  });
+
+  it('writes the same bytes when observations share dims arrays', () => {
+    const shared = observations.map((o) => ({ ...o }));
+    shared[2]!.dims = shared[0]!.dims;
+    expect(encodeObservations(shared, 1000, 'c1')).toBe(expected);
+    // …and between encodes of different conversations nothing carries over.
+    encodeObservations([{ metric: 9, emit: 5, value: 7, dims: dims({ conversationId: 'x', queueId: 'q' }) }], 0, 'x');
+    expect(encodeObservations(observations, 1000, 'c1')).toBe(expected);
+  });
+
+  it('keeps tuple numbering past the linear search (more than 32 tuples), with repeats', () => {
+    const many: Observation[] = Array.from({ length: 120 }, (_, i) => ({ metric: 1, emit: 1000 + i, value: i, dims: dims({ conversationId: 'c1', queueId: `q${(i * 7) % 40}` }) }));
+    const hex = encodeObservations(many, 1000, 'c1');
+    expect(decodeObservations(hex, 1000, 'c1')).toEqual(many);
+    // q values first appear in order 0..39 (7 and 40 are coprime), so observation i uses tuple i % 40;
+    // each: metric 01, tuple, zigzag(1 ms later) = 02 (00 for the first), value i.
+    const h = (n: number) => n.toString(16).padStart(2, '0');
+    const tail = '78' + many.map((_, i) => `01${h(i % 40)}${i === 0 ? '00' : '02'}${h(i)}`).join('');
+    expect(hex.endsWith(tail)).toBe(true);
+  });
+});
+
+describe('toObservations', () => {
+  const t = (hms: string) => `2005-03-01T${hms}Z`;
+  const record = ingestBodySchema.parse({
+    conversations: [
+      conversation({
+        id: 'conv-share',
+        start: t('10:00:00'),
+        participants: [
+          {
+            purpose: 'agent',
+            userId: 'u1',
+            sessions: [
+              {
+                id: 's1',
+                // Out of order on purpose: the latest segment that started by the emit counts.
+                segments: [
+                  { start: t('10:05:00'), queueId: 'Q2', wrapUpCode: 'W1', disconnectType: 'client' },
+                  { start: t('10:00:00'), queueId: 'Q1' },
+                ],
+                metrics: [
+                  ['tAnswered', 1000, t('10:01:00')],
+                  ['tTalk', 2000, t('10:06:00')],
+                  ['tHeld', 3000, t('10:01:00')],
+                  ['tAcw', 4000, t('10:06:00')],
+                  ['nOffered', 1, t('10:06:00')],
+                ],
+              },
+            ],
+          },
+        ],
+      }),
+    ],
+  }).conversations[0]!;
+  const common = { conversationId: 'conv-share', purpose: 'agent', mediaType: 'voice', direction: 'inbound', sessionId: 's1' };
+
+  it('gives each metric the dimensions of the segment current at its emit, equal dims sharing one array', () => {
+    const out = toObservations(record);
+    const early = dims({ ...common, userId: 'u1', queueId: 'Q1' });
+    const late = dims({ ...common, userId: 'u1', queueId: 'Q2', wrapUpCode: 'W1', disconnectType: 'client' });
+    const m = (name: string) => METRIC_INDEX.get(name)!;
+    expect(out).toEqual([
+      { metric: m('tAnswered'), emit: Date.parse(t('10:01:00')), value: 1000, dims: early },
+      { metric: m('tTalk'), emit: Date.parse(t('10:06:00')), value: 2000, dims: late },
+      { metric: m('tHeld'), emit: Date.parse(t('10:01:00')), value: 3000, dims: early },
+      { metric: m('tAcw'), emit: Date.parse(t('10:06:00')), value: 4000, dims: late },
+      // userId never applies to ACD metrics.
+      { metric: m('nOffered'), emit: Date.parse(t('10:06:00')), value: 1, dims: dims({ ...common, queueId: 'Q2', wrapUpCode: 'W1', disconnectType: 'client' }) },
+    ]);
+    expect(out[2]!.dims).toBe(out[0]!.dims);
+    expect(out[3]!.dims).toBe(out[1]!.dims);
+    expect(out[4]!.dims).not.toBe(out[1]!.dims);
+    // The record itself is left as it was.
+    expect(record.participants[0]!.sessions[0]!.segments!.map((s) => s.queueId)).toEqual(['Q2', 'Q1']);
+  });
+});
