@@ -17,14 +17,14 @@ import { parseArgs } from 'node:util';
 import { fastIngestBody } from '../../src/analytics/ingest/record.fast';
 import { ingestBodySchema, type ConversationRecord } from '../../src/analytics/ingest/record.schema';
 import { encodeObservations } from '../../src/analytics/ingest/observation-codec';
-import { ObservationKeys, toObservations, type Observation } from '../../src/analytics/ingest/to-observations';
+import { toObservations, type Observation } from '../../src/analytics/ingest/to-observations';
 import {
-  cellRow,
   chunkJson,
   chunkTexts,
+  notStoredYet,
   packedRows,
   packedUpsertSql,
-  rollupCells,
+  rollupRows,
   rollupUpsertSql as srcRollupUpsertSql,
 } from '../../src/analytics/ingest/observations.store';
 import { ROLLUP_DIMENSIONS, ROLLUPS, type Rollup } from '../../src/analytics/rollups';
@@ -110,18 +110,18 @@ function main(): void {
     const existing = time(t, 'sql: SELECT existing conversations', () => idChunks.flatMap((c) => select.all(c)));
     if (existing.length > 0) throw new Error('expected new conversations');
     const plan = time(t, 'js: plan (dedupe keys, encode rows)', () => {
-      const writes: unknown[][] = [];
+      const writes: string[] = [];
       const fresh: Observation[] = [];
       for (const [id, obs] of byConversation) {
-        const seen = new ObservationKeys();
-        const added = obs.filter((o) => seen.add(o));
+        const added = notStoredYet([], obs);
         let first = Infinity;
         let last = -Infinity;
         for (const o of added) {
           first = Math.min(first, o.emit);
           last = Math.max(last, o.emit);
         }
-        writes.push([id, first, last - first, encodeObservations(added, first, id)]);
+        // As src writes them: by hand, the hex data not scanned for escapes.
+        writes.push(`[${JSON.stringify(id)},${first},${last - first},"${encodeObservations(added, first, id)}"]`);
         fresh.push(...added);
       }
       return { writes, fresh };
@@ -143,11 +143,11 @@ function main(): void {
     });
     const params = time(t, 'js: rollup cells + JSON parameters', () => {
       // agg_user: packed rows (one per slot and dimension tuple), the others: cells.
-      const rows = ROLLUPS.map((r) => (r.packed ? packedRows(r, plan.fresh, ids.ids) : rollupCells(r, plan.fresh, ids.ids).map((cell) => cellRow(cell, r.dims.length))));
+      const rows = ROLLUPS.map((r) => (r.packed ? packedRows(r, plan.fresh, ids.ids) : rollupRows(r, plan.fresh, ids.ids)));
       return {
         dictGuard: chunkJson(ids.guard),
-        conv: chunkJson(plan.writes),
-        rollups: rows.map((r, i) => (ROLLUPS[i]!.packed ? chunkTexts(r as string[]) : chunkJson(r))),
+        conv: chunkTexts(plan.writes),
+        rollups: rows.map((r) => chunkTexts(r)),
         cells: rows.map((r) => r.length),
       };
     });
@@ -172,10 +172,12 @@ function main(): void {
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   let js = 0;
   console.log(`\nPer 1,000-conversation batch (mean of ${batches}), Node ${process.version} V8 + better-sqlite3 on a copy of the ${spec.conversations.toLocaleString('en-US')}-conversation database:`);
+  const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[xs.length >> 1]!;
+  console.log(`      mean   median`);
   for (const [name, xs] of t) {
     const m = mean(xs);
     if (name.startsWith('js:')) js += m;
-    console.log(`  ${m.toFixed(1).padStart(8)} ms  ${name}`);
+    console.log(`  ${m.toFixed(1).padStart(8)} ${median(xs).toFixed(1).padStart(8)} ms  ${name}`);
   }
   const sql = mean(t.get('sql: whole transaction incl. commit')!) + mean(t.get('sql: SELECT existing conversations')!);
   console.log(`  ${js.toFixed(1).padStart(8)} ms  = JS steps`);

@@ -1,5 +1,4 @@
 import { ApiError } from '../../http/api-error';
-import type { Dimension } from '../catalog';
 import { dictionaryGuard, dictionaryIds, forgetDictionary } from '../dictionary';
 import { ROLLUPS, ROLLUP_DIMENSIONS, type PackedMetric, type Rollup } from '../rollups';
 import { DATA_SQL, decodeObservations, encodeObservations } from './observation-codec';
@@ -46,9 +45,10 @@ export interface IngestOptions {
 export async function ingestRecords(d1: D1Database, records: ConversationRecord[], options: IngestOptions = {}): Promise<IngestResult> {
   const byConversation = new Map<string, Observation[]>();
   for (const record of records) {
-    const list = byConversation.get(record.conversationId) ?? [];
-    list.push(...toObservations(record));
-    byConversation.set(record.conversationId, list);
+    const observations = toObservations(record);
+    const list = byConversation.get(record.conversationId);
+    if (list) for (const o of observations) list.push(o);
+    else byConversation.set(record.conversationId, observations);
   }
 
   for (let attempt = 1; ; attempt++) {
@@ -93,15 +93,10 @@ async function planWrites(d1: D1Database, byConversation: Map<string, Observatio
   for (const [id, incoming] of byConversation) {
     const row = existing.get(id);
     const stored = row ? decodeObservations(row.data, row.firstEmit, id) : [];
-    const seen = new ObservationKeys();
-    for (const obs of stored) seen.add(obs);
-    const added: Observation[] = [];
-    for (const obs of incoming) {
-      if (seen.add(obs)) added.push(obs);
-      else duplicates++;
-    }
+    const added = notStoredYet(stored, incoming);
+    duplicates += incoming.length - added.length;
     if (added.length === 0) continue;
-    const all = stored.concat(added);
+    const all = stored.length === 0 ? added : stored.concat(added);
     let firstEmit = Infinity;
     let lastEmit = -Infinity;
     for (const o of all) {
@@ -114,6 +109,42 @@ async function planWrites(d1: D1Database, byConversation: Map<string, Observatio
   return { writes, fresh, duplicates };
 }
 
+/** Scratch for sharesEmitMetric, cleared per conversation (one Set, not one per conversation). */
+const emitMetrics = new Set<number>();
+
+/** Whether two of these observations have one metric at one instant (sessions aside). */
+function sharesEmitMetric(stored: Observation[], incoming: Observation[]): boolean {
+  // A typical conversation's dozen or two: comparing pairs beats hashing.
+  if (stored.length + incoming.length <= 24) {
+    for (let i = 0; i < incoming.length; i++) {
+      const { emit, metric } = incoming[i]!;
+      for (const o of stored) if (o.emit === emit && o.metric === metric) return true;
+      for (let j = 0; j < i; j++) if (incoming[j]!.emit === emit && incoming[j]!.metric === metric) return true;
+    }
+    return false;
+  }
+  emitMetrics.clear();
+  // emit < 3.3e13 (ingest accepts years up to 2999) and metric < 256 keep this below 2^53.
+  for (const o of stored) emitMetrics.add(o.emit * 256 + o.metric);
+  for (const o of incoming) emitMetrics.add(o.emit * 256 + o.metric);
+  return emitMetrics.size !== stored.length + incoming.length;
+}
+
+/**
+ * The observations of `incoming` whose identity (sessionId, metric, emitDate; see ObservationKeys) is
+ * neither in `stored` nor earlier in `incoming`, in order. Almost no conversation holds two
+ * observations of one metric at one instant even across sessions, and sharesEmitMetric tells that
+ * at a fraction of ObservationKeys' cost (a Map and a Set per session: 0.7 ms per 1,000 new
+ * conversations against 0.16, in Node); only when it does are the full identities compared.
+ * `incoming` itself is returned when all are new.
+ */
+export function notStoredYet(stored: Observation[], incoming: Observation[]): Observation[] {
+  if (!sharesEmitMetric(stored, incoming)) return incoming;
+  const seen = new ObservationKeys();
+  for (const o of stored) seen.add(o);
+  return incoming.filter((o) => seen.add(o));
+}
+
 /** Per fresh observation, the dictionary ids of ROLLUP_DIMENSIONS (0 = absent), and the ids used. */
 interface ResolvedDims {
   /** ROLLUP_DIMENSIONS.length ids per observation of plan.fresh, in order. */
@@ -122,25 +153,31 @@ interface ResolvedDims {
 }
 
 async function resolveDimensions(d1: D1Database, fresh: Observation[]): Promise<ResolvedDims> {
-  const values = new Map<Dimension, Set<string>>(ROLLUP_DIMENSIONS.map(({ dim }) => [dim, new Set<string>()]));
-  const sets = ROLLUP_DIMENSIONS.map(({ dim }) => values.get(dim)!);
+  // One pass numbers each dimension's distinct values (1, 2, …; 0 = absent) and notes each
+  // observation's numbers; once the dictionary has answered, a lookup per distinct value turns them
+  // into ids in place: half the string-keyed lookups of reading every observation's values twice.
   const k = ROLLUP_DIMENSIONS.length;
-  for (const obs of fresh) {
-    for (let j = 0; j < k; j++) {
-      const value = obs.dims[ROLLUP_DIMENSIONS[j]!.index];
-      if (value !== undefined) sets[j]!.add(value);
-    }
-  }
-  const dictionary = await dictionaryIds(d1, values);
-  const maps = ROLLUP_DIMENSIONS.map(({ dim }) => dictionary.get(dim)!);
+  const locals = ROLLUP_DIMENSIONS.map(() => new Map<string, number>());
   const ids = new Int32Array(fresh.length * k);
   for (let i = 0; i < fresh.length; i++) {
     const dims = fresh[i]!.dims;
     for (let j = 0; j < k; j++) {
       const value = dims[ROLLUP_DIMENSIONS[j]!.index];
-      ids[i * k + j] = value === undefined ? 0 : maps[j]!.get(value)!;
+      if (value === undefined) continue;
+      const local = locals[j]!;
+      let n = local.get(value);
+      if (n === undefined) local.set(value, (n = local.size + 1));
+      ids[i * k + j] = n;
     }
   }
+  const dictionary = await dictionaryIds(d1, new Map(ROLLUP_DIMENSIONS.map(({ dim }, j) => [dim, new Set(locals[j]!.keys())])));
+  const byLocal = ROLLUP_DIMENSIONS.map(({ dim }, j) => {
+    const found = dictionary.get(dim)!;
+    const out = new Int32Array(locals[j]!.size + 1);
+    for (const [value, n] of locals[j]!) out[n] = found.get(value)!;
+    return out;
+  });
+  for (let x = 0; x < ids.length; x++) ids[x] = byLocal[x % k]![ids[x]!]!;
   return { ids, guard: dictionaryGuard(dictionary) };
 }
 
@@ -168,7 +205,8 @@ function buildStatements(d1: D1Database, plan: Plan, dims: ResolvedDims): D1Prep
     );
   }
 
-  for (const chunk of chunkJson(created.map((w) => [w.id, w.firstEmit, w.lastEmit - w.firstEmit, w.data]))) {
+  // The row texts by hand: JSON.stringify would scan every character of the hex data for escapes.
+  for (const chunk of chunkTexts(created.map((w) => `[${JSON.stringify(w.id)},${w.firstEmit},${w.lastEmit - w.firstEmit},"${w.data}"]`))) {
     statements.push(
       d1
         .prepare(
@@ -178,7 +216,7 @@ function buildStatements(d1: D1Database, plan: Plan, dims: ResolvedDims): D1Prep
         .bind(chunk),
     );
   }
-  for (const chunk of chunkJson(updated.map((w) => [w.id, w.firstEmit, w.lastEmit, w.expectedVersion + 1, w.data]))) {
+  for (const chunk of chunkTexts(updated.map((w) => `[${JSON.stringify(w.id)},${w.firstEmit},${w.lastEmit},${w.expectedVersion + 1},"${w.data}"]`))) {
     statements.push(
       d1
         .prepare(
@@ -199,7 +237,7 @@ function buildStatements(d1: D1Database, plan: Plan, dims: ResolvedDims): D1Prep
   for (const rollup of ROLLUPS) {
     const chunks = rollup.packed
       ? chunkTexts(packedRows(rollup, plan.fresh, dims.ids))
-      : chunkJson(rollupCells(rollup, plan.fresh, dims.ids).map((cell) => cellRow(cell, rollup.dims.length)));
+      : chunkTexts(rollupRows(rollup, plan.fresh, dims.ids));
     const sql = rollup.packed ? packedUpsertSql(rollup) : rollupUpsertSql(rollup);
     for (const chunk of chunks) statements.push(d1.prepare(sql).bind(chunk));
   }
@@ -210,21 +248,30 @@ function buildStatements(d1: D1Database, plan: Plan, dims: ResolvedDims): D1Prep
 
 /**
  * A small number per dimension tuple of a rollup (a cell's or row's key is numeric), found one
- * dimension at a time: (previous tuple number, next dictionary id) -> tuple number.
+ * dimension at a time: (previous tuple number, next dictionary id) -> tuple number. The keys are
+ * tuple × (largest id + 1) + id: mostly below 2^30, so V8 keeps them as small integers
+ * (no heap number per lookup, and the Map hashes them cheaply); still exact far beyond that.
  */
 class TupleNumbers {
   private readonly levels: Map<number, number>[];
+  private readonly base: number;
   private count = 0;
 
-  constructor(private readonly k: number) {
+  constructor(
+    private readonly k: number,
+    ids: Int32Array,
+  ) {
     this.levels = Array.from({ length: k }, () => new Map<number, number>());
+    let max = 0;
+    for (let i = 0; i < ids.length; i++) if (ids[i]! > max) max = ids[i]!;
+    this.base = max + 1;
   }
 
   /** The number of the tuple of the k ids at `ids[at…]`. */
   of(ids: Int32Array, at: number): number {
     let tuple = 0;
     for (let j = 0; j < this.k; j++) {
-      const key = tuple * 2_147_483_648 + ids[at + j]!;
+      const key = tuple * this.base + ids[at + j]!;
       const level = this.levels[j]!;
       let next = level.get(key);
       if (next === undefined) level.set(key, (next = this.count++));
@@ -235,57 +282,97 @@ class TupleNumbers {
 }
 
 /**
- * Cells of one rollup at each of its resolutions: [res, slot, metric, dim ids…, cnt, sum, min, max].
- * `ids` holds ROLLUP_DIMENSIONS.length dictionary ids per observation; every rollup's dimensions are
- * a prefix of those.
+ * The cells of one rollup (not packed) at each of its resolutions, as the JSON texts of its upsert's
+ * rows: `[res, slot in widths, metric, dim ids…, sum]` for a cell holding one observation, else
+ * `[…, sum, cnt, mn, max]` (D1's isolates parse every byte of it; see rollupUpsertSql). The text is
+ * written directly, not through number arrays and JSON.stringify: the same bytes (values are
+ * integers, sums finite). `ids` holds ROLLUP_DIMENSIONS.length dictionary ids per observation;
+ * every rollup's dimensions are a prefix of those.
  */
-export function rollupCells(rollup: Rollup, observations: Observation[], ids: Int32Array): number[][] {
+export function rollupRows(rollup: Rollup, observations: Observation[], ids: Int32Array): string[] {
+  const n = observations.length;
+  if (n === 0) return [];
   const k = rollup.dims.length;
   const stride = ROLLUP_DIMENSIONS.length;
-  const resolutions = rollup.resolutions;
-  const widths = resolutions.map((res) => res * 60_000);
-  // A cell's key is numeric: (slot number, metric) and the number of its dimension tuple.
-  const tuples = new TupleNumbers(k);
-  const byRes = resolutions.map(() => new Map<number, number[]>());
-  for (let i = 0; i < observations.length; i++) {
+  // A series is a (dimension tuple, metric); numbered densely, so a cell's key, series × slots in
+  // the batch's span + slot, stays a small integer for any real batch (see TupleNumbers).
+  const tuples = new TupleNumbers(k, ids);
+  const seriesOf = new Map<number, number>();
+  const series = new Int32Array(n);
+  let minEmit = Infinity;
+  let maxEmit = -Infinity;
+  for (let i = 0; i < n; i++) {
     const obs = observations[i]!;
-    const at = i * stride;
-    const tuple = tuples.of(ids, at);
-    for (let r = 0; r < resolutions.length; r++) {
-      const slotNumber = Math.floor(obs.emit / widths[r]!);
-      // Below 2^53: slot numbers < 2^26 (15 minutes up to the year 2999, ingest's limit); metric < 256;
-      // tuples < 2^19 (a 5 MB body holds fewer observations than that).
-      const key = (slotNumber * 256 + obs.metric) * 524_288 + tuple;
-      const cells = byRes[r]!;
+    // tuple < 2^19 (a 5 MB body holds fewer observations than that), metric < 256.
+    const key = tuples.of(ids, i * stride) * 256 + obs.metric;
+    let s = seriesOf.get(key);
+    if (s === undefined) seriesOf.set(key, (s = seriesOf.size));
+    series[i] = s;
+    if (obs.emit < minEmit) minEmit = obs.emit;
+    if (obs.emit > maxEmit) maxEmit = obs.emit;
+  }
+  // Per cell: the observation that opened it (for its metric and ids), then cnt, sum, mn, mx.
+  type Cell = { first: number; slot: number; cnt: number; sum: number; mn: number; mx: number };
+  const cellsAt = (res: number, from: Cell[] | undefined, fromRes: number): Map<number, Cell> => {
+    const width = res * 60_000;
+    const firstSlot = Math.floor(minEmit / width);
+    // Below 2^53: series < 2^19 (at most one per observation), slots < 2^26 (see packedRows).
+    const span = Math.floor(maxEmit / width) - firstSlot + 1;
+    const cells = new Map<number, Cell>();
+    if (from) {
+      // Finer cells merged, in their order: each cell still comes first where its first observation does.
+      const ratio = res / fromRes;
+      for (const fine of from) {
+        const slot = Math.floor(fine.slot / ratio);
+        const key = series[fine.first]! * span + (slot - firstSlot);
+        const cell = cells.get(key);
+        if (!cell) {
+          cells.set(key, { ...fine, slot });
+          continue;
+        }
+        cell.cnt += fine.cnt;
+        cell.sum += fine.sum;
+        if (fine.mn < cell.mn) cell.mn = fine.mn;
+        if (fine.mx > cell.mx) cell.mx = fine.mx;
+      }
+      return cells;
+    }
+    for (let i = 0; i < n; i++) {
+      const obs = observations[i]!;
+      const slot = Math.floor(obs.emit / width);
+      const key = series[i]! * span + (slot - firstSlot);
+      const value = obs.value;
       const cell = cells.get(key);
       if (!cell) {
-        const fresh = [resolutions[r]!, slotNumber * widths[r]!, obs.metric];
-        for (let j = 0; j < k; j++) fresh.push(ids[at + j]!);
-        fresh.push(1, obs.value, obs.value, obs.value);
-        cells.set(key, fresh);
+        cells.set(key, { first: i, slot, cnt: 1, sum: value, mn: value, mx: value });
         continue;
       }
-      cell[k + 3]! += 1;
-      cell[k + 4]! += obs.value;
-      if (obs.value < cell[k + 5]!) cell[k + 5] = obs.value;
-      if (obs.value > cell[k + 6]!) cell[k + 6] = obs.value;
+      cell.cnt += 1;
+      cell.sum += value;
+      if (value < cell.mn) cell.mn = value;
+      if (value > cell.mx) cell.mx = value;
+    }
+    return cells;
+  };
+  // The finest resolution from the observations, the others (multiples of it: its slots nest in
+  // theirs) from its cells, a few hundred against thousands of observations. Sums of integers are
+  // exact in any order.
+  const finest = Math.min(...rollup.resolutions);
+  const fine = [...cellsAt(finest, undefined, finest).values()];
+  const texts: string[] = [];
+  for (const res of rollup.resolutions) {
+    const cells = res === finest ? fine : res % finest === 0 ? cellsAt(res, fine, finest).values() : cellsAt(res, undefined, finest).values();
+    for (const cell of cells) {
+      const at = cell.first * stride;
+      let text = `[${res},${cell.slot},${observations[cell.first]!.metric}`;
+      for (let j = 0; j < k; j++) text += `,${ids[at + j]}`;
+      texts.push(cell.cnt === 1 ? `${text},${cell.sum}]` : `${text},${cell.sum},${cell.cnt},${cell.mn},${cell.mx}]`);
     }
   }
-  return byRes.flatMap((cells) => [...cells.values()]);
+  return texts;
 }
 
-/**
- * A cell as it travels to D1 (whose isolates parse every byte of it): the slot as a count of slot
- * widths, and count, min and max left out when the cell holds one observation. See rollupUpsertSql.
- */
-export function cellRow(cell: number[], k: number): number[] {
-  const [res, slot, ...rest] = cell;
-  const row = [res!, slot! / (res! * 60_000), ...rest.slice(0, k + 1), cell[k + 4]!];
-  if (cell[k + 3] !== 1) row.push(cell[k + 3]!, cell[k + 5]!, cell[k + 6]!);
-  return row;
-}
-
-/** The upsert of one rollup's cells (one JSON array of cellRow rows); exported for bench/profile. */
+/** The upsert of one rollup's cells (one JSON array of rollupRows rows); exported for bench/profile. */
 export function rollupUpsertSql(rollup: Rollup): string {
   const k = rollup.dims.length;
   const columns = ['res', 'slot', 'metric', ...rollup.dims.map((d) => d.column)];
@@ -324,8 +411,8 @@ export function packedRows(rollup: Rollup, observations: Observation[], ids: Int
   for (const m of packed.metrics) kept[m.metric] = 1;
   const resolutions = rollup.resolutions;
   const widths = resolutions.map((res) => res * 60_000);
-  // Numeric row keys as in rollupCells, without the metric.
-  const tuples = new TupleNumbers(k);
+  // A numeric row key: the slot number and the number of the dimension tuple.
+  const tuples = new TupleNumbers(k, ids);
   type Row = { key: number[]; metrics: (number[] | undefined)[] };
   const byRes = resolutions.map(() => new Map<number, Row>());
   for (let i = 0; i < observations.length; i++) {
@@ -335,6 +422,7 @@ export function packedRows(rollup: Rollup, observations: Observation[], ids: Int
     const tuple = tuples.of(ids, at);
     for (let r = 0; r < resolutions.length; r++) {
       const slotNumber = Math.floor(obs.emit / widths[r]!);
+      // Below 2^53: slot numbers < 2^26 (15 minutes up to the year 2999, ingest's limit), tuples < 2^19.
       const key = slotNumber * 524_288 + tuple;
       const rows = byRes[r]!;
       let row = rows.get(key);
