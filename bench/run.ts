@@ -12,6 +12,7 @@ import { ingestScenario, queryScenario, type AnalyticsContext } from './scenario
 import { chatScenario, type ChatOptions } from './scenarios/chat';
 import { progress, Results } from './lib/results';
 import { DATA_DIR, FULL_SIM, QUICK_SIM, type SimSpec } from './lib/sim';
+import { useStore } from './lib/store';
 import { ROOT, snapshotWorker } from './lib/wrangler';
 
 const USAGE = `Usage: npm run bench -- [options]
@@ -26,6 +27,9 @@ const USAGE = `Usage: npm run bench -- [options]
   --runs N                timed runs per query after warm-up (default 20)
   --raw-peer N            conversations the plain-insert peer stores (default 200,000; quick 5,000)
   --chat-seconds N        seconds of the 16-poster throughput phase (default 20; quick 2)
+  --store memory|disk     where local D1 and Durable Object files live (default memory: a tmpfs directory,
+                          /dev/shm/switchboard-bench; disk: bench/data). wrangler dev syncs each commit
+                          to disk on the thread that runs the Worker (README, "Benchmarks")
   --out FILE              results file (default bench/results.json)
   --keep-snapshot         measure the Worker bundle of the previous run (bench/data/build) instead of bundling src/ now
   -h, --help              this text
@@ -49,6 +53,7 @@ async function main(): Promise<number> {
         'raw-peer': { type: 'string' },
         'chat-seconds': { type: 'string' },
         out: { type: 'string' },
+        store: { type: 'string' },
         'keep-snapshot': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -68,6 +73,8 @@ async function main(): Promise<number> {
     return n;
   };
   const quick = values.quick === true;
+  if (values.store !== undefined && values.store !== 'memory' && values.store !== 'disk') throw new Error(`--store must be memory or disk (got "${values.store}")`);
+  const store = useStore(values.store === 'disk' ? 'disk' : 'memory');
   const only = new Set((values.only ?? 'ingest,query,chat').split(',').map((s) => s.trim()));
   for (const s of only) if (!['ingest', 'query', 'chat'].includes(s)) throw new Error(`unknown scenario "${s}" (query, ingest, chat)`);
   const base = quick ? QUICK_SIM : FULL_SIM;
@@ -89,8 +96,8 @@ async function main(): Promise<number> {
     loadAverageAtStart: os.loadavg(),
   };
   detail['machine'] = machine;
-  detail['options'] = { quick, only: [...only], spec };
-  progress(`bench: ${quick ? 'quick' : 'full'} run of ${[...only].join(', ')}; ${spec.conversations.toLocaleString('en-US')} conversations over ${spec.days} days (seed ${spec.seed}); load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  detail['options'] = { quick, only: [...only], spec, store };
+  progress(`bench: ${quick ? 'quick' : 'full'} run of ${[...only].join(', ')}; ${spec.conversations.toLocaleString('en-US')} conversations over ${spec.days} days (seed ${spec.seed}); local storage in ${store === 'memory' ? 'memory (tmpfs)' : 'bench/data (disk)'}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 
   mkdirSync(DATA_DIR, { recursive: true });
   progress('bench: bundling a snapshot of the Worker (wrangler deploy --dry-run)');

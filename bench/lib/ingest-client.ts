@@ -16,6 +16,8 @@ export interface IngestRun {
   bodyBytes: number;
   /** Milliseconds per request, in completion order. */
   latencies: number[];
+  /** [conversations stored, seconds since the start] at each progress report. */
+  marks: [number, number][];
 }
 
 export async function ingestRecords(
@@ -24,7 +26,7 @@ export async function ingestRecords(
   records: Iterable<unknown>,
   opts: { total: number; batchSize: number; inFlight: number; label: string },
 ): Promise<IngestRun> {
-  const run: IngestRun = { conversations: 0, observations: 0, duplicates: 0, requests: 0, retries: 0, seconds: 0, bodyBytes: 0, latencies: [] };
+  const run: IngestRun = { conversations: 0, observations: 0, duplicates: 0, requests: 0, retries: 0, seconds: 0, bodyBytes: 0, latencies: [], marks: [] };
   const started = performance.now();
   const pending = new Set<Promise<void>>();
   let failure: unknown;
@@ -55,6 +57,7 @@ export async function ingestRecords(
     run.requests++;
     if (run.conversations >= nextReport) {
       const s = (performance.now() - started) / 1000;
+      run.marks.push([run.conversations, s]);
       const rate = run.conversations / s;
       const eta = rate > 0 ? (opts.total - run.conversations) / rate : 0;
       progress(

@@ -18,6 +18,7 @@ import { api, isUp } from '../lib/http';
 import { ingestRecords } from '../lib/ingest-client';
 import { CpuMeter } from '../lib/proc';
 import { agents, DATA_DIR, FULL_SIM, QUICK_SIM, records, specKey } from '../lib/sim';
+import { findStoreDir, storeDir } from '../lib/store';
 import { migrate, snapshotWorker, startDev } from '../lib/wrangler';
 import { benchQueries } from '../peers/queries';
 import { bundleModules, inspectorTargets, Profiler, summarizeProfile } from './inspector';
@@ -38,9 +39,9 @@ async function main(): Promise<void> {
   let persistTo: string;
   const querySpec = values.full ? FULL_SIM : QUICK_SIM;
   if (workload === 'query') {
-    persistTo = path.join(DATA_DIR, `d1-${specKey(querySpec)}`);
+    persistTo = findStoreDir(`d1-${specKey(querySpec)}`);
   } else {
-    persistTo = path.join(DATA_DIR, `profile-${workload}`);
+    persistTo = storeDir(`profile-${workload}`);
     rmSync(persistTo, { recursive: true, force: true });
     mkdirSync(persistTo, { recursive: true });
     migrate(persistTo);

@@ -29,7 +29,8 @@ import {
 } from '../../src/analytics/ingest/observations.store';
 import { ROLLUP_DIMENSIONS, ROLLUPS, type Rollup } from '../../src/analytics/rollups';
 import { simulateConversations } from '../../scripts/simulator/index';
-import { DATA_DIR, FULL_SIM, QUICK_SIM, specKey } from '../lib/sim';
+import { FULL_SIM, QUICK_SIM, specKey } from '../lib/sim';
+import { findStoreDir } from '../lib/store';
 import { d1File } from '../lib/sqlite-file';
 
 /** src's statement, with plain `?` for better-sqlite3 (its one parameter is ?1). */
@@ -62,7 +63,7 @@ function main(): void {
   const { values } = parseArgs({ options: { persist: { type: 'string' }, quick: { type: 'boolean' }, batches: { type: 'string' } } });
   const spec = values.quick ? QUICK_SIM : FULL_SIM;
   const batches = Number(values.batches ?? 10);
-  const persist = values.persist ?? path.join(DATA_DIR, `d1-${specKey(spec)}`);
+  const persist = values.persist ?? findStoreDir(`d1-${specKey(spec)}`);
   const source = d1File(persist);
   const copy = path.join('/tmp', `sb-bench-ingest-steps-${process.pid}.sqlite`);
   console.log(`copying ${source} to ${copy}`);

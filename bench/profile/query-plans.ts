@@ -17,7 +17,8 @@ import { Aggregation } from '../../src/analytics/query/aggregate';
 import { rollupQuery } from '../../src/analytics/query/query.store';
 import { pickRollup } from '../../src/analytics/rollups';
 import { alignedTo, planBuckets, type BucketPlan } from '../../src/analytics/query/interval';
-import { agents, DATA_DIR, FULL_SIM, QUICK_SIM, specKey } from '../lib/sim';
+import { agents, FULL_SIM, QUICK_SIM, specKey } from '../lib/sim';
+import { findStoreDir } from '../lib/store';
 import { d1File } from '../lib/sqlite-file';
 import { timeRuns } from '../lib/stats';
 import { benchQueries, type BenchQuery } from '../peers/queries';
@@ -41,7 +42,7 @@ export function rollupSql(q: BenchQuery): { sql: string; params: unknown[]; sour
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { persist: { type: 'string' }, quick: { type: 'boolean' } } });
   const spec = values.quick ? QUICK_SIM : FULL_SIM;
-  const persist = values.persist ?? path.join(DATA_DIR, `d1-${specKey(spec)}`);
+  const persist = values.persist ?? findStoreDir(`d1-${specKey(spec)}`);
   const db = new Database(d1File(persist), { readonly: true });
   const queries = benchQueries(spec.end, agents(spec)[0]!.id);
   for (const q of queries) {

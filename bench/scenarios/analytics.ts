@@ -14,6 +14,7 @@ import { ingestRecords, type IngestRun } from '../lib/ingest-client';
 import { CpuMeter, threadCpuSeconds } from '../lib/proc';
 import { progress, type Results } from '../lib/results';
 import { agents, DATA_DIR, records, specKey, type SimSpec } from '../lib/sim';
+import { storeDir, storeKind } from '../lib/store';
 import { d1File, measureFootprint, type Footprint } from '../lib/sqlite-file';
 import { percentile, timeRuns, type Timing } from '../lib/stats';
 import { migrate, peakRss, ROOT, startDev, type DevServer } from '../lib/wrangler';
@@ -60,7 +61,7 @@ interface IngestMarker {
 const mb = (bytes: number) => bytes / 1024 ** 2;
 
 function persistDir(spec: SimSpec): string {
-  return path.join(DATA_DIR, `d1-${specKey(spec)}`);
+  return storeDir(`d1-${specKey(spec)}`);
 }
 
 function devFor(ctx: AnalyticsContext, persistTo: string): Promise<DevServer> {
@@ -96,6 +97,50 @@ export async function ingestScenario(ctx: AnalyticsContext, report: boolean): Pr
   if (!report) return;
   reportIngest(ctx, marker);
   await rawInsertPeer(ctx, marker);
+  if (storeKind() === 'memory') await ingestOnDisk(ctx, marker);
+}
+
+/**
+ * The first conversations of the same simulation into a fresh D1 on disk: what wrangler dev's
+ * fsync of every commit, on the thread that runs the Worker, costs here (bench/lib/store.ts).
+ * Compared with the memory run's own rate over its first as many conversations (its progress marks).
+ */
+async function ingestOnDisk(ctx: AnalyticsContext, m: IngestMarker): Promise<void> {
+  const n = Math.min(ctx.rawPeerConversations, ctx.spec.conversations);
+  const mark = m.run.marks?.find(([conversations]) => conversations >= n);
+  const persistTo = storeDir(`d1-disk-${n}`, 'disk');
+  rmSync(persistTo, { recursive: true, force: true });
+  mkdirSync(persistTo, { recursive: true });
+  migrate(persistTo);
+  const dev = await devFor(ctx, persistTo);
+  let run: IngestRun;
+  let cpu: ReturnType<CpuMeter['stop']>;
+  try {
+    progress(`ingest, storage on disk: the first ${n.toLocaleString('en-US')} conversations into ${persistTo}`);
+    const meter = new CpuMeter(() => ({ 'workerd (Worker)': dev.workerPid }));
+    const firstN = (function* () {
+      let i = 0;
+      for (const record of records(ctx.spec)) {
+        if (i++ >= n) return;
+        yield record;
+      }
+    })();
+    run = await ingestRecords(dev.url + INGEST_PATH, ctx.token, firstN, { total: n, batchSize: 1000, inFlight: ctx.inFlight, label: 'ingest on disk' });
+    cpu = meter.stop();
+  } finally {
+    await dev.stop();
+    rmSync(persistTo, { recursive: true, force: true });
+  }
+  const rate = run.conversations / run.seconds;
+  const workerd = (cpu.perProcess['workerd (Worker)'] ?? NaN) / cpu.wallSeconds;
+  ctx.results.add({
+    scenario: '2 ingest',
+    metric: `conversations/s, the first ${n.toLocaleString('en-US')}, local storage on disk (workerd busy ${workerd.toFixed(2)} cores)`,
+    value: rate,
+    unit: 'conv/s',
+    ...(mark ? { peer: `the same in memory, this run (first ${mark[0].toLocaleString('en-US')})`, peerValue: mark[0] / mark[1] } : {}),
+  });
+  ctx.detail['ingestOnDisk'] = { conversations: n, seconds: run.seconds, cpu, memoryMark: mark };
 }
 
 async function ingestFresh(ctx: AnalyticsContext, persistTo: string, markerPath: string): Promise<IngestMarker> {
@@ -180,7 +225,7 @@ function reportIngest(ctx: AnalyticsContext, m: IngestMarker): void {
 /** The plain-insert peer: raw rows with text dimensions through the same wrangler dev front. */
 async function rawInsertPeer(ctx: AnalyticsContext, m: IngestMarker): Promise<void> {
   const n = Math.min(ctx.rawPeerConversations, ctx.spec.conversations);
-  const persistTo = path.join(DATA_DIR, `raw-insert-${n}`);
+  const persistTo = storeDir(`raw-insert-${n}`);
   rmSync(persistTo, { recursive: true, force: true });
   mkdirSync(persistTo, { recursive: true });
   const dev = await startDev({
@@ -218,7 +263,7 @@ async function rawInsertPeer(ctx: AnalyticsContext, m: IngestMarker): Promise<vo
 }
 
 async function postRawRows(base: string, perConversation: Iterable<unknown[]>, total: number, inFlight: number): Promise<IngestRun> {
-  const run: IngestRun = { conversations: 0, observations: 0, duplicates: 0, requests: 0, retries: 0, seconds: 0, bodyBytes: 0, latencies: [] };
+  const run: IngestRun = { conversations: 0, observations: 0, duplicates: 0, requests: 0, retries: 0, seconds: 0, bodyBytes: 0, latencies: [], marks: [] };
   const started = performance.now();
   const pending = new Set<Promise<void>>();
   let failure: unknown;

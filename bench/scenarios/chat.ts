@@ -18,7 +18,7 @@ import { nowMs, type ViewerCommand, type ViewerEvent, type ViewerReport, type Vi
 import { api, isUp } from '../lib/http';
 import { CpuMeter } from '../lib/proc';
 import { progress, type Results } from '../lib/results';
-import { DATA_DIR } from '../lib/sim';
+import { storeDir, storeKind } from '../lib/store';
 import { percentile, sleep } from '../lib/stats';
 import { migrate, ROOT, startDev, type DevServer } from '../lib/wrangler';
 
@@ -35,6 +35,9 @@ const CHAT_PORT = 8821;
 const CHAT_INSPECTOR = 8828;
 const CEILING_PORT = 8822;
 const CEILING_INSPECTOR = 8827;
+/** Switchboard again, with its local storage on disk (the comparison at the end). */
+const DISK_PORT = 8823;
+const DISK_INSPECTOR = 8826;
 const POSTERS = 16;
 const VIEWERS = 100;
 /** The throughput phases alternate this many slices of the ceiling Worker and of Switchboard. */
@@ -237,12 +240,13 @@ const wsUrl = (base: string, room: Room) => `${base.replace(/^http/, 'ws')}/api/
 export async function chatScenario(o: ChatOptions): Promise<void> {
   const r = o.results;
   const S = '3 webhooks';
-  const persistTo = path.join(DATA_DIR, 'chat');
+  const persistTo = storeDir('chat');
   rmSync(persistTo, { recursive: true, force: true });
   mkdirSync(persistTo, { recursive: true });
   migrate(persistTo);
   let dev: DevServer | undefined;
   let ceiling: DevServer | undefined;
+  let diskDev: DevServer | undefined;
   const viewers = new Viewers();
   const detail: Record<string, unknown> = {};
   o.detail['chat'] = detail;
@@ -297,66 +301,64 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
     // Each 200 posts/s phase is followed by the ceiling Worker at the same rate, reached the same
     // way: its POST answer times are the floor this machine, wrangler's proxy and the client give.
     const c = ceiling;
+    type SteadyPhase = { rate: number; room: Room; base: string; where: string; ceilingBase?: string; after: boolean; target: boolean };
+    const steadyPhase = async ({ rate, room, base, where, ceilingBase, after, target }: SteadyPhase, meterOf: () => CpuMeter) => {
+      await viewers.command({ type: 'reset' }, 'reset');
+      const m = meterOf();
+      const steady = await openLoop(hookUrl(base, room), rate, steadySeconds, room.id);
+      const cpu = m.stop();
+      const accepted = acceptedSeqs(steady);
+      const collected = await viewers.command({ type: 'collect', expect: { [room.id]: accepted.get(room.id)?.length ?? 0 }, timeoutMs: 60_000 }, 'collected');
+      const t0BySeq = new Map<number, number>();
+      for (const x of steady) if (x.seq !== undefined) t0BySeq.set(x.seq, x.t0);
+      const all: number[] = [];
+      const lastViewer = new Map<number, number>();
+      for (const rep of collected.reports) {
+        rep.seqs.forEach((seq, i) => {
+          const t0 = t0BySeq.get(seq);
+          if (t0 === undefined) return;
+          const latency = rep.times[i]! - t0;
+          all.push(latency);
+          lastViewer.set(seq, Math.max(lastViewer.get(seq) ?? 0, latency));
+        });
+      }
+      const steadyCheck = checkDeliveries(collected.reports, accepted);
+      const achieved = steady.filter((x) => x.status === 200).length / steadySeconds;
+      const perMessage = [...lastViewer.values()];
+      const label = `steady ${rate} posts/s${where}`;
+      progress(`chat ${label}: ${achieved.toFixed(0)} posts/s accepted, statuses ${JSON.stringify(statusCounts(steady))}, deliveries ${JSON.stringify(steadyCheck)}`);
+      const p99 = percentile(perMessage, 99);
+      const metric = `${label}${rate === STEADY_RATE || after ? '' : ' (below capacity)'}: p99 POST start → receipt at the last of ${VIEWERS} viewers`;
+      r.add({ scenario: S, metric, value: p99, unit: 'ms', ...(target ? { target: '<= 25 ms', met: p99 <= 25 } : {}) });
+      r.add({ scenario: S, metric: `  ${label}: p50 of the same`, value: percentile(perMessage, 50), unit: 'ms' });
+      r.add({ scenario: S, metric: `  ${label}: p99 over every (message, viewer) receipt`, value: percentile(all, 99), unit: 'ms' });
+      const floor = ceilingBase ? await openLoop(`${ceilingBase}/`, rate, steadySeconds, 'ceiling') : undefined;
+      r.add({
+        scenario: S,
+        metric: `  ${label}: p99 POST answer time`,
+        value: percentile(steady.map((x) => x.t1 - x.t0), 99),
+        unit: 'ms',
+        ...(floor ? { peer: `ceiling Worker at ${rate}/s, p99`, peerValue: percentile(floor.map((x) => x.t1 - x.t0), 99) } : {}),
+      });
+      r.add({ scenario: S, metric: `  ${label}: accepted posts/s`, value: achieved, unit: 'posts/s' });
+      const cores = (name: string) => ((cpu.perProcess[name] ?? 0) / cpu.wallSeconds).toFixed(2);
+      r.add({
+        scenario: S,
+        metric: `  ${label}: machine CPU (workerd ${cores('workerd (Worker)')}, proxy ${cores('workerd (proxy)')}, viewers ${cores('viewers')}, bench client ${cores('bench client')})`,
+        value: cpu.machineBusy / cpu.wallSeconds,
+        unit: 'of 2 cores',
+      });
+      r.add({ scenario: S, metric: `  ${label}: viewers with every message once, in order`, value: steadyCheck.perfect, unit: `of ${steadyCheck.viewers}` });
+      detail[label] = { rate, seconds: steadySeconds, achieved, check: steadyCheck, lastViewer: summary(perMessage), everyReceipt: summary(all) };
+    };
     const steadyPhases = async (after: boolean) => {
       const when = after ? ', after the throughput phases' : '';
-      const phases: { rate: number; room: Room; base: string; where: string; ceilingBase?: string }[] = [
-        { rate: STEADY_RATE, room: main, base: d.url, where: when, ceilingBase: c.url },
-        ...(directRoom && d.directUrl ? [{ rate: STEADY_RATE, room: directRoom, base: d.directUrl, where: `, straight to workerd${when}`, ceilingBase: c.directUrl }] : []),
-        ...(after ? [] : [{ rate: 25, room: main, base: d.url, where: '' }]),
+      const phases: SteadyPhase[] = [
+        { rate: STEADY_RATE, room: main, base: d.url, where: when, ceilingBase: c.url, after, target: !after },
+        ...(directRoom && d.directUrl ? [{ rate: STEADY_RATE, room: directRoom, base: d.directUrl, where: `, straight to workerd${when}`, ceilingBase: c.directUrl, after, target: !after }] : []),
+        ...(after ? [] : [{ rate: 25, room: main, base: d.url, where: '', after, target: false }]),
       ];
-      for (const { rate, room, base, where, ceilingBase } of phases) {
-        await viewers.command({ type: 'reset' }, 'reset');
-        const m = meter();
-        const steady = await openLoop(hookUrl(base, room), rate, steadySeconds, room.id);
-        const cpu = m.stop();
-        const accepted = acceptedSeqs(steady);
-        const collected = await viewers.command({ type: 'collect', expect: { [room.id]: accepted.get(room.id)?.length ?? 0 }, timeoutMs: 60_000 }, 'collected');
-        const t0BySeq = new Map<number, number>();
-        for (const x of steady) if (x.seq !== undefined) t0BySeq.set(x.seq, x.t0);
-        const all: number[] = [];
-        const lastViewer = new Map<number, number>();
-        for (const rep of collected.reports) {
-          rep.seqs.forEach((seq, i) => {
-            const t0 = t0BySeq.get(seq);
-            if (t0 === undefined) return;
-            const latency = rep.times[i]! - t0;
-            all.push(latency);
-            lastViewer.set(seq, Math.max(lastViewer.get(seq) ?? 0, latency));
-          });
-        }
-        const steadyCheck = checkDeliveries(collected.reports, accepted);
-        const achieved = steady.filter((x) => x.status === 200).length / steadySeconds;
-        const perMessage = [...lastViewer.values()];
-        const label = `steady ${rate} posts/s${where}`;
-        progress(`chat ${label}: ${achieved.toFixed(0)} posts/s accepted, statuses ${JSON.stringify(statusCounts(steady))}, deliveries ${JSON.stringify(steadyCheck)}`);
-        if (rate === STEADY_RATE && !after) {
-          r.add({ scenario: S, metric: `${label}: p99 POST start → receipt at the last of ${VIEWERS} viewers`, value: percentile(perMessage, 99), unit: 'ms', target: '<= 25 ms', met: percentile(perMessage, 99) <= 25 });
-        } else if (after) {
-          r.add({ scenario: S, metric: `${label}: p99 POST start → receipt at the last of ${VIEWERS} viewers`, value: percentile(perMessage, 99), unit: 'ms' });
-        } else {
-          r.add({ scenario: S, metric: `${label} (below capacity): p99 POST start → receipt at the last of ${VIEWERS} viewers`, value: percentile(perMessage, 99), unit: 'ms' });
-        }
-        r.add({ scenario: S, metric: `  ${label}: p50 of the same`, value: percentile(perMessage, 50), unit: 'ms' });
-        r.add({ scenario: S, metric: `  ${label}: p99 over every (message, viewer) receipt`, value: percentile(all, 99), unit: 'ms' });
-        const floor = ceilingBase ? await openLoop(`${ceilingBase}/`, rate, steadySeconds, 'ceiling') : undefined;
-        r.add({
-          scenario: S,
-          metric: `  ${label}: p99 POST answer time`,
-          value: percentile(steady.map((x) => x.t1 - x.t0), 99),
-          unit: 'ms',
-          ...(floor ? { peer: `ceiling Worker at ${rate}/s, p99`, peerValue: percentile(floor.map((x) => x.t1 - x.t0), 99) } : {}),
-        });
-        r.add({ scenario: S, metric: `  ${label}: accepted posts/s`, value: achieved, unit: 'posts/s' });
-        const cores = (name: string) => ((cpu.perProcess[name] ?? 0) / cpu.wallSeconds).toFixed(2);
-        r.add({
-          scenario: S,
-          metric: `  ${label}: machine CPU (workerd ${cores('workerd (Worker)')}, proxy ${cores('workerd (proxy)')}, viewers ${cores('viewers')}, bench client ${cores('bench client')})`,
-          value: cpu.machineBusy / cpu.wallSeconds,
-          unit: 'of 2 cores',
-        });
-        r.add({ scenario: S, metric: `  ${label}: viewers with every message once, in order`, value: steadyCheck.perfect, unit: `of ${steadyCheck.viewers}` });
-        detail[label] = { rate, seconds: steadySeconds, achieved, check: steadyCheck, lastViewer: summary(perMessage), everyReceipt: summary(all) };
-      }
+      for (const phase of phases) await steadyPhase(phase, meter);
     };
 
     await steadyPhases(false);
@@ -367,7 +369,7 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
     const ceilingTotals = { proxy: { ok: 0, seconds: 0 }, direct: { ok: 0, seconds: 0 } };
 
     // ---- one room, 100 viewers, 16 posters -----------------------------------------------------
-    const throughput = async (base: string, room: Room, label: string, ceilingBase: string, totals: { ok: number; seconds: number }) => {
+    const throughput = async (base: string, room: Room, label: string, ceilingBase: string, totals: { ok: number; seconds: number }, meterOf: () => CpuMeter = meter) => {
       await viewers.command({ type: 'reset' }, 'reset');
       const run = { outcomes: [] as PostOutcome[], seconds: 0 };
       const cpu = { wallSeconds: 0, machineBusy: 0, perProcess: {} as Record<string, number> };
@@ -375,7 +377,7 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
         const c = await closedLoop([{ url: `${ceilingBase}/` }], o.throughputSeconds / THROUGHPUT_SLICES);
         totals.ok += c.outcomes.filter((x) => x.status === 200).length;
         totals.seconds += c.seconds;
-        const m = meter();
+        const m = meterOf();
         const part = await closedLoop([{ url: hookUrl(base, room), room: room.id }], o.throughputSeconds / THROUGHPUT_SLICES);
         const used = m.stop();
         run.outcomes.push(...part.outcomes);
@@ -459,6 +461,42 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
       }
     }
     detail['rooms'] = steps;
+
+    // ---- the same with local storage on disk ------------------------------------------------------
+    // wrangler dev syncs every Durable Object commit to disk on the thread that runs the Worker and
+    // every object (bench/lib/store.ts); the timed rows keep storage in memory. What the disk costs
+    // here, on a fresh runtime like the first steady phases:
+    if (storeKind() === 'memory' && d.directUrl && c.directUrl) {
+      const persistDisk = storeDir('chat', 'disk');
+      rmSync(persistDisk, { recursive: true, force: true });
+      mkdirSync(persistDisk, { recursive: true });
+      migrate(persistDisk);
+      diskDev = await startDev({
+        config: o.workerConfig,
+        port: DISK_PORT,
+        inspectorPort: DISK_INSPECTOR,
+        persistTo: persistDisk,
+        vars: { ADMIN_TOKEN: o.token },
+        ready: (base) => isUp(base, o.token),
+      });
+      const dd = diskDev;
+      if (!dd.directUrl) throw new Error("storage on disk: workerd's own port not found");
+      const diskMeter = () =>
+        new CpuMeter(() => ({ 'workerd (Worker)': dd.workerPid, 'workerd (proxy)': dd.proxyPid, 'wrangler (node)': dd.wranglerPid, viewers: viewers.pid }));
+      const [diskFront, diskDirect] = await setUpRooms(dd.url, o.token, 2, 'disk');
+      const diskSpecs: ViewerSpec[] = [];
+      for (let i = 0; i < VIEWERS; i++) diskSpecs.push({ id: id++, room: diskFront!.id, url: wsUrl(dd.url, diskFront!), token: o.token });
+      for (let i = 0; i < VIEWERS; i++) diskSpecs.push({ id: id++, room: diskDirect!.id, url: wsUrl(dd.directUrl, diskDirect!), token: o.token });
+      progress(`chat: storage on disk (${persistDisk}): opening ${diskSpecs.length} more viewers`);
+      await viewers.command({ type: 'open', viewers: diskSpecs }, 'opened');
+      const onDisk = ', local storage on disk';
+      await steadyPhase({ rate: STEADY_RATE, room: diskFront!, base: dd.url, where: onDisk, ceilingBase: c.url, after: false, target: false }, diskMeter);
+      await steadyPhase({ rate: STEADY_RATE, room: diskDirect!, base: dd.directUrl, where: `, straight to workerd${onDisk}`, ceilingBase: c.directUrl, after: false, target: false }, diskMeter);
+      const diskTotals = { ok: 0, seconds: 0 };
+      const diskRun = await throughput(dd.directUrl, diskDirect!, 'one room direct, storage on disk', c.directUrl, diskTotals, diskMeter);
+      r.add({ scenario: S, metric: `one room, 100 viewers, straight to workerd${onDisk}: accepted posts/s`, value: diskRun.rate, unit: 'posts/s', peer: 'ceiling Worker (straight to workerd)', peerValue: diskTotals.ok / diskTotals.seconds });
+      r.add({ scenario: S, metric: `  viewers with every message once, in order (direct${onDisk})`, value: diskRun.check.perfect, unit: `of ${diskRun.check.viewers}` });
+    }
     await viewers.command({ type: 'close' }, 'closed');
   } catch (err) {
     if (dev) progress(`chat failed; wrangler's output:\n${dev.log().slice(-3000)}`);
@@ -466,6 +504,7 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
   } finally {
     viewers.kill();
     await dev?.stop();
+    await diskDev?.stop();
     await ceiling?.stop();
   }
 }

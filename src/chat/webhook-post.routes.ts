@@ -8,6 +8,7 @@ import type { AppEnv } from '../http/context';
 import { sha256Hex } from '../http/secrets';
 import { issuesToError, TOO_LARGE_ISSUE } from '../http/validate';
 import { DeliveryError, storeUnavailable, webhookNotFound } from './chat-errors';
+import { keepLease, takeLeased, tokensOwed } from './admission-lease';
 import { deliver, gateStub } from './deliver';
 import {
   isNativeKind,
@@ -240,17 +241,25 @@ async function store(
 
   const gate = gateStub(c.env, hook.id);
   let admission: Admission;
-  try {
-    admission = await gate.admit({
-      webhook: { id: hook.id, version: hook.updatedAt },
-      rateLimit: { burst: hook.rateBurst, perSecond: hook.ratePerSecond },
-      idempotency,
-    });
-  } catch (err) {
-    console.error('webhook gate failed', err);
-    throw storeUnavailable();
+  if (idempotency === undefined && takeLeased(hook)) {
+    // A token of this isolate's lease on this very copy of the webhook (admission-lease.ts).
+    admission = { kind: 'go' };
+  } else {
+    const askedAt = Date.now();
+    try {
+      admission = await gate.admit({
+        webhook: { id: hook.id, version: hook.updatedAt },
+        rateLimit: { burst: hook.rateBurst, perSecond: hook.ratePerSecond },
+        idempotency,
+        lease: idempotency === undefined ? { returned: tokensOwed(hook.id) } : undefined,
+      });
+    } catch (err) {
+      console.error('webhook gate failed', err);
+      throw storeUnavailable();
+    }
+    if (admission.kind === 'stale') throw new StaleWebhook(admission.hook);
+    if (admission.kind === 'go' && admission.leased) keepLease(hook, admission.leased, askedAt);
   }
-  if (admission.kind === 'stale') throw new StaleWebhook(admission.hook);
   attempt.verified = true;
   if (admission.kind === 'replay') return respond(admission.status, admission.body, true);
   if (admission.kind !== 'go') throw admissionError(admission);
