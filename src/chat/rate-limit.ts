@@ -37,10 +37,12 @@ const LEASE_MIN_TOKENS = 4;
 
 /**
  * Tokens to lease from what the bucket has left after this post: at most what it refills during
- * the lease, so one isolate's lease cannot drain the burst others may need.
+ * the lease, and at most half of what is left, so the leases of a few isolates cannot drain the
+ * burst that the posts arriving in other isolates need (a new isolate always finds tokens unless
+ * the webhook really posts near its limit).
  */
 export function leaseSize(limit: RateLimit, tokensLeft: number): number {
-  const n = Math.floor(Math.min(LEASE_MAX_TOKENS, (limit.perSecond * LEASE_MS) / 1000, tokensLeft));
+  const n = Math.floor(Math.min(LEASE_MAX_TOKENS, (limit.perSecond * LEASE_MS) / 1000, tokensLeft / 2));
   return n >= LEASE_MIN_TOKENS ? n : 0;
 }
 

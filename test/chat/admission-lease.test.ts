@@ -18,15 +18,15 @@ async function stored(roomId: string): Promise<string[]> {
 }
 
 describe('leaseSize and returnTokens', () => {
-  it('lease at most the refill of one lease period, at most 32, from what is left, and nothing for slow limits', () => {
+  it('lease at most the refill of one lease period, at most 32, at most half of what is left, and nothing for slow limits', () => {
     expect(LEASE_MS).toBe(100);
     expect(leaseSize({ burst: 10_000, perSecond: 10_000 }, 9_999)).toBe(32);
     expect(leaseSize({ burst: 10_000, perSecond: 100 }, 9_999)).toBe(10); // 100/s × 0.1 s
-    expect(leaseSize({ burst: 10_000, perSecond: 10_000 }, 7.9)).toBe(7); // what the bucket has left
+    expect(leaseSize({ burst: 10_000, perSecond: 10_000 }, 15.9)).toBe(7); // half of what the bucket has left
     expect(leaseSize({ burst: 100, perSecond: 10 }, 99)).toBe(0); // the default limit: 1 per lease, no lease
     expect(leaseSize({ burst: 100, perSecond: 39 }, 99)).toBe(0); // 3.9 per lease: under the minimum of 4
     expect(leaseSize({ burst: 100, perSecond: 40 }, 99)).toBe(4);
-    expect(leaseSize({ burst: 10_000, perSecond: 10_000 }, 3)).toBe(0);
+    expect(leaseSize({ burst: 10_000, perSecond: 10_000 }, 7)).toBe(0); // 3.5: under the minimum
   });
 
   it('give unused tokens back, never above burst, and leave a bucket never made alone', () => {
