@@ -97,7 +97,8 @@ export async function ingestScenario(ctx: AnalyticsContext, report: boolean): Pr
   if (!report) return;
   reportIngest(ctx, marker);
   await rawInsertPeer(ctx, marker);
-  if (storeKind() === 'memory') await ingestOnDisk(ctx, marker);
+  // Full runs only: --quick stays under two minutes.
+  if (storeKind() === 'memory' && !ctx.quick) await ingestOnDisk(ctx, marker);
 }
 
 /**

@@ -424,7 +424,8 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
     r.add({ scenario: S, metric: '  the same (front port), viewers offering permessage-deflate (wrangler dev accepts it)', value: deflated.rate, unit: 'posts/s', peer: 'ceiling Worker (front port)', peerValue: deflateTotals.ok / deflateTotals.seconds });
     r.add({ scenario: S, metric: '  viewers with every message once, in order (deflate)', value: deflated.check.perfect, unit: `of ${deflated.check.viewers}` });
 
-    await steadyPhases(true);
+    // Full runs only (--quick stays under two minutes on a slow phase of this VM).
+    if (!o.quick) await steadyPhases(true);
 
     // ---- rooms × 2 viewers ---------------------------------------------------------------------
     // Two series: the same 16 posters spread over the rooms (the offered load is fixed by their
@@ -465,8 +466,8 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
     // ---- the same with local storage on disk ------------------------------------------------------
     // wrangler dev syncs every Durable Object commit to disk on the thread that runs the Worker and
     // every object (bench/lib/store.ts); the timed rows keep storage in memory. What the disk costs
-    // here, on a fresh runtime like the first steady phases:
-    if (storeKind() === 'memory' && d.directUrl && c.directUrl) {
+    // here, on a fresh runtime like the first steady phases (full runs only: --quick stays under two minutes):
+    if (storeKind() === 'memory' && !o.quick && d.directUrl && c.directUrl) {
       const persistDisk = storeDir('chat', 'disk');
       rmSync(persistDisk, { recursive: true, force: true });
       mkdirSync(persistDisk, { recursive: true });
