@@ -204,8 +204,7 @@ export class WebhookGate extends DurableObject<Env> {
         return { ok: false as const, err };
       }
     });
-    const leasesUntil = this.leasesUntil;
-    const wait = leasesUntil - Date.now();
+    const wait = this.leasesUntil - Date.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     if (!done.ok) throw done.err;
     return done.value;

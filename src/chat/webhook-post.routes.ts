@@ -239,7 +239,8 @@ async function store(
     return c.body(body, status as 200, { ...headers, 'Content-Type': 'application/json' });
   };
 
-  const gate = gateStub(c.env, hook.id);
+  // Made only when a post talks to the gate: a leased post (no key) never does.
+  const gate = () => gateStub(c.env, hook.id);
   let admission: Admission;
   if (idempotency === undefined && takeLeased(hook)) {
     // A token of this isolate's lease on this very copy of the webhook (admission-lease.ts).
@@ -247,7 +248,7 @@ async function store(
   } else {
     const askedAt = Date.now();
     try {
-      admission = await gate.admit({
+      admission = await gate().admit({
         webhook: { id: hook.id, version: hook.updatedAt },
         rateLimit: { burst: hook.rateBurst, perSecond: hook.ratePerSecond },
         idempotency,
@@ -272,13 +273,13 @@ async function store(
     result = await deliver(c.env, targets, posted, admission.attempt);
   } catch (err) {
     const maybeStored = err instanceof DeliveryError ? err.maybeStored : false;
-    if (key !== undefined) await gate.release(key, maybeStored).catch(() => undefined);
+    if (key !== undefined) await gate().release(key, maybeStored).catch(() => undefined);
     throw err;
   }
   const body = JSON.stringify({ deliveries: result.deliveries });
   if (key !== undefined) {
     // Stored already: a failure to remember the answer must not turn the success into an error.
-    await gate.complete(key, result.status, body).catch((err: unknown) => console.error('idempotency record failed', err));
+    await gate().complete(key, result.status, body).catch((err: unknown) => console.error('idempotency record failed', err));
   }
   return respond(result.status, body, false);
 }
