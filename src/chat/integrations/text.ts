@@ -108,9 +108,12 @@ export function linkDestination(url: string | null | undefined): string | null {
   return href.length <= 2_000 ? href : null;
 }
 
-/** Escapes what would start a block construct at the beginning of a line. */
+/**
+ * Escapes what would start a block construct at the beginning of a line. `:` too: a line such as
+ * `:-` under any other line is a table's delimiter row, even without a pipe (marked's GFM tables).
+ */
 function escapeLineStart(escaped: string): string {
-  if (/^[#>+=-]/.test(escaped)) return '\\' + escaped;
+  if (/^[#>+=:-]/.test(escaped)) return '\\' + escaped;
   return escaped.replace(/^(\d{1,9})([.)])(?=[ \t]|$)/, '$1\\$2');
 }
 

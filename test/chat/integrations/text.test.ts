@@ -136,6 +136,14 @@ describe('quote (a multi-line body)', () => {
     );
   });
 
+  it('never makes a table from a delimiter row without pipes (found by the property above: "http://" then ":-")', () => {
+    for (const body of ['http://\n:-', 'a\n:-:', 'a\n :--']) {
+      const rendered = renderMarkdown(quote(body, 100_000, 100));
+      expect(rendered).not.toMatch(/<table/);
+      expect(shown(rendered.replace(/<[^>]*>/g, ''))).toContain(body.split('\n')[1]!.trim());
+    }
+  });
+
   it('escapes the starts of block constructs and keeps indentation as no-break spaces', () => {
     expect(quote('# Heading\n- item\n1. one\n    code\n> q\n| a | b |\n```\n\n\n\n===')).toBe(
       '> \\# Heading\n> \\- item\n> 1\\. one\n> \u00a0\u00a0\u00a0\u00a0code\n> \\> q\n> \\| a \\| b \\|\n> \\`\\`\\`\n>\n> \\===',
