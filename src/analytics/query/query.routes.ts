@@ -9,8 +9,11 @@ import { DEFAULT_SERVICE_LEVEL, getServiceLevelSettings } from '../settings/serv
 import { Aggregation, type AggregateSpec } from './aggregate';
 import { compileFilter, filterDimensions, hasMetricPredicates, requiredMatches } from './filter';
 import { formatInterval, planBuckets } from './interval';
+import { jsonPiece, JsonBytes } from './json-bytes';
 import { aggregateQuerySchema } from './query.schema';
 import { readInto } from './query.store';
+
+const RESULTS_KEY = jsonPiece('{"results":');
 
 export const queryRoutes = new Hono<AppEnv>().post(
   '/api/v2/analytics/conversations/aggregates/query',
@@ -49,10 +52,11 @@ export const queryRoutes = new Hono<AppEnv>().post(
       aggregation,
     );
     c.header('Switchboard-Query-Source', source);
-    const intervals: string[] = [];
-    const intervalOf = (bucket: number) =>
-      (intervals[bucket] ??= formatInterval(plan.boundaries[bucket]!, plan.boundaries[bucket + 1]!));
-    const results = aggregation.resultsJson(await settings, intervalOf);
-    return c.body(`{"results":${results}}`, 200, { 'Content-Type': 'application/json' });
+    const intervalOf = (bucket: number) => formatInterval(plan.boundaries[bucket]!, plan.boundaries[bucket + 1]!);
+    const out = new JsonBytes(aggregation.sizeHint());
+    out.piece(RESULTS_KEY);
+    aggregation.writeResults(out, await settings, intervalOf);
+    out.char(0x7d); // }
+    return c.body(out.bytes(), 200, { 'Content-Type': 'application/json' });
   },
 );
