@@ -1,7 +1,8 @@
 /**
  * The room page in a real browser (Debian's Chromium) against a real `wrangler dev`: hostile messages
  * posted through a webhook do nothing, legitimate markdown renders, new messages arrive live, and
- * after the server restarts the page reconnects by itself and fills the gap in order.
+ * after the server restarts the page reconnects by itself and fills the gap in order; a live frame lost
+ * in transit is read back from the history without reconnecting.
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -54,9 +55,14 @@ const seqsOnPage = (page: Page) =>
 const stateOf = (page: Page) => page.$eval('#state', (el) => ({ kind: el.className, text: el.textContent ?? '' }));
 
 /** Opens the room page and answers its token question the way a person would. */
-async function openRoom(roomId: string, probeAllowed: readonly string[] = []): Promise<{ page: Page; probe: Probe }> {
+async function openRoom(
+  roomId: string,
+  probeAllowed: readonly string[] = [],
+  prepare?: (page: Page) => Promise<void>,
+): Promise<{ page: Page; probe: Probe }> {
   const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
   const probe = await attachProbe(page, server.baseUrl, probeAllowed);
+  await prepare?.(page);
   await page.goto(`${server.baseUrl}/rooms/${roomId}`);
   const tokenField = page.getByLabel('Access token with chat:read');
   await tokenField.waitFor({ state: 'visible' });
@@ -305,6 +311,58 @@ describe('the room page in Chromium', () => {
     expect(await seqsOnPage(page)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     expect(probe.foreign).toEqual([]);
     expect(probe.dialogs).toEqual([]);
+    await page.close();
+  });
+
+  it('reads back live messages whose frame never arrived (a seq gap) from the history, in order, without reconnecting', async () => {
+    const room = await api.createRoom('Gap room', 'lost frame test');
+    const hook: Webhook = await api.createWebhook(room.id);
+    for (let i = 1; i <= 2; i++) expect((await api.postOk(hook, `before ${i}`)).seq).toBe(i);
+
+    // The real socket to the real room, with every frame that carries seq 4 or 5 dropped on its way
+    // to the page: what a viewer sees when the room restarts between storing messages and sending them.
+    const dropped: number[] = [];
+    const history: string[] = [];
+    const { page, probe } = await openRoom(room.id, [], async (p) => {
+      p.on('request', (request) => {
+        if (request.url().includes('/messages?')) history.push(request.url());
+      });
+      await p.routeWebSocket(/\/api\/v1\/rooms\/[^/]+\/ws\?/, (ws) => {
+        const upstream = ws.connectToServer();
+        upstream.onMessage((message) => {
+          const frame = JSON.parse(String(message)) as { type: string; messages?: { seq: number }[] };
+          const seqs = frame.messages?.map((m) => m.seq) ?? [];
+          if (seqs.some((seq) => seq === 4 || seq === 5)) {
+            dropped.push(...seqs);
+            return;
+          }
+          ws.send(message);
+        });
+        ws.onMessage((message) => upstream.send(message));
+      });
+    });
+    expect(await seqsOnPage(page)).toEqual([1, 2]);
+
+    expect((await api.postOk(hook, 'live 3')).seq).toBe(3);
+    await waitFor('seq 3 on the page', () => seqsOnPage(page), (s) => s.length === 3);
+    for (const i of [4, 5]) expect((await api.postOk(hook, `lost ${i}`)).seq).toBe(i);
+    await waitFor('the frames of seq 4 and 5 to be dropped', async () => [...dropped], (d) => d.includes(4) && d.includes(5));
+    expect(await seqsOnPage(page)).toEqual([1, 2, 3]); // nothing says they exist yet
+
+    // The next live message shows the jump: the page reads 4 and 5 back and shows all in order.
+    expect((await api.postOk(hook, 'live 6')).seq).toBe(6);
+    await waitFor('the gap read back', () => seqsOnPage(page), (s) => s.length >= 6);
+    expect(await seqsOnPage(page)).toEqual([1, 2, 3, 4, 5, 6]);
+    const texts = await page.$$eval('#messages > li .body', (items) => items.map((item) => (item.textContent ?? '').trim()));
+    expect(texts).toEqual(['before 1', 'before 2', 'live 3', 'lost 4', 'lost 5', 'live 6']);
+
+    // Read from the history, just the missing range, on the same socket (no reconnect, still live).
+    expect(history).toHaveLength(1);
+    const asked = new URL(history[0]!).searchParams;
+    expect([asked.get('after'), asked.get('before')]).toEqual(['3', '6']);
+    expect(probe.webSockets).toHaveLength(1);
+    expect((await stateOf(page)).kind).toBe('live');
+    expect(probe.foreign).toEqual([]);
     await page.close();
   });
 });

@@ -88,7 +88,7 @@ export const ROOM_SCRIPT = `'use strict';
   const roomId = document.body.dataset.roomId;
   const $ = (id) => document.getElementById(id);
   const list = $('messages'), state = $('state'), form = $('token-form'), tokenInput = $('token'), older = $('older');
-  let socket = null, attempts = 0, lastSeq = 0, lastHeard = 0, heartbeat = null, reconnectTimer = null;
+  let socket = null, attempts = 0, lastSeq = 0, lastHeard = 0, heartbeat = null, reconnectTimer = null, live = false;
 
   const setState = (text, kind) => { state.textContent = text; state.className = kind; };
   const token = () => sessionStorage.getItem(TOKEN_KEY);
@@ -187,16 +187,41 @@ export const ROOM_SCRIPT = `'use strict';
       lastHeard = Date.now();
       let frame;
       try { frame = JSON.parse(event.data); } catch { return; }
-      if (frame.type === P.frames.messages) frame.messages.forEach(render);
-      else if (frame.type === P.frames.ready) { attempts = 0; setState('Live', 'live'); older.hidden = firstSeq() <= 1; }
+      if (frame.type === P.frames.messages) {
+        for (const m of frame.messages) {
+          // Live seqs are contiguous; a jump means frames this socket never got (a room that
+          // restarted between storing a message and sending it): read the missing ones.
+          if (live && socket === ws && m.seq > lastSeq + 1) fillGap(lastSeq, m.seq);
+          render(m);
+        }
+      } else if (frame.type === P.frames.ready) { attempts = 0; live = true; setState('Live', 'live'); older.hidden = firstSeq() <= 1; }
     });
     ws.addEventListener('close', (event) => {
       clearInterval(heartbeat);
       if (socket !== ws) return;
       socket = null;
+      live = false;
       if (event.code === P.close.roomDeleted) return setState('This room was deleted', 'offline');
       reconnectLater();
     });
+  }
+
+  /** Reads the messages with after < seq < before from the history (which has every stored one). */
+  async function fillGap(after, before) {
+    while (after + 1 < before) {
+      let res;
+      try {
+        res = await fetch('/api/v1/rooms/' + roomId + '/messages?after=' + after + '&before=' + before + '&limit=' + PAGE,
+          { headers: { Authorization: 'Bearer ' + token() } });
+      } catch {
+        return;
+      }
+      if (!res.ok) return;
+      const { entities } = await res.json();
+      if (entities.length === 0) return;
+      entities.forEach(render);
+      after = entities[entities.length - 1].seq;
+    }
   }
 
   function reconnectLater() {
