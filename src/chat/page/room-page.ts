@@ -206,17 +206,22 @@ export const ROOM_SCRIPT = `'use strict';
     });
   }
 
-  /** Reads the messages with after < seq < before from the history (which has every stored one). */
-  async function fillGap(after, before) {
+  /**
+   * Reads the messages with after < seq < before from the history (which has every stored one). If
+   * the history cannot answer now (e.g. 503 while the room cannot flush), it tries again a few times,
+   * later: a reconnect would not bring them (it asks for what follows the last seq shown).
+   */
+  async function fillGap(after, before, tries = 0) {
     while (after + 1 < before) {
-      let res;
+      let res = null;
       try {
         res = await fetch('/api/v1/rooms/' + roomId + '/messages?after=' + after + '&before=' + before + '&limit=' + PAGE,
           { headers: { Authorization: 'Bearer ' + token() } });
-      } catch {
+      } catch {}
+      if (!res || !res.ok) {
+        if (tries < 5) setTimeout(() => fillGap(after, before, tries + 1), 2000 * (tries + 1));
         return;
       }
-      if (!res.ok) return;
       const { entities } = await res.json();
       if (entities.length === 0) return;
       entities.forEach(render);
