@@ -352,13 +352,6 @@ export class Aggregation {
     return 1024 + cells * 80;
   }
 
-  /** The `results` array as a string (tools and tests; the route sends the bytes). */
-  resultsJson(serviceLevel: ServiceLevelSettings, intervalOf: (bucket: number) => string): string {
-    const out = new JsonBytes(this.sizeHint());
-    this.writeResults(out, serviceLevel, intervalOf);
-    return new TextDecoder().decode(out.bytes());
-  }
-
   /** One `{"interval", "metrics", "views"?}` entry per bucket with data; false when there is none. */
   private writeGroupData(out: JsonBytes, state: GroupState, serviceLevel: ServiceLevelSettings, interval: (bucket: number) => Uint8Array): boolean {
     const order = this.order;
