@@ -15,7 +15,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { api, isUp } from '../lib/http';
-import { ingestRecords } from '../lib/ingest-client';
+import { ingestRecords, prepareIngestBodies } from '../lib/ingest-client';
 import { CpuMeter } from '../lib/proc';
 import { agents, DATA_DIR, FULL_SIM, QUICK_SIM, records, specKey } from '../lib/sim';
 import { findStoreDir, storeDir } from '../lib/store';
@@ -62,10 +62,10 @@ async function main(): Promise<void> {
     let setup: () => Promise<void> = async () => {};
     let run: () => Promise<string>;
     if (workload === 'ingest') {
+      const bodies = prepareIngestBodies(records(QUICK_SIM), { batchSize: 1000, total: QUICK_SIM.conversations, label: 'profile ingest' });
       run = async () => {
-        const r = await ingestRecords(`${dev.url}/api/v2/analytics/conversations/details/ingest`, TOKEN, records(QUICK_SIM), {
+        const r = await ingestRecords(`${dev.url}/api/v2/analytics/conversations/details/ingest`, TOKEN, bodies, {
           total: QUICK_SIM.conversations,
-          batchSize: 1000,
           inFlight: 4,
           label: 'profile ingest',
         });

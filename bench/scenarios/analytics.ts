@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import path from 'node:path';
 import { type AggregateResponse } from '../../test/support/reference-aggregator';
 import { api, isUp } from '../lib/http';
-import { ingestRecords, type IngestRun } from '../lib/ingest-client';
+import { ingestRecords, prepareBodies, prepareIngestBodies, type IngestRun, type PreparedBodies } from '../lib/ingest-client';
 import { CpuMeter, threadCpuSeconds } from '../lib/proc';
 import { progress, type Results } from '../lib/results';
 import { agents, DATA_DIR, records, specKey, type SimSpec } from '../lib/sim';
@@ -113,20 +113,14 @@ async function ingestOnDisk(ctx: AnalyticsContext, m: IngestMarker): Promise<voi
   rmSync(persistTo, { recursive: true, force: true });
   mkdirSync(persistTo, { recursive: true });
   migrate(persistTo);
+  const bodies = prepareIngestBodies(firstOf(records(ctx.spec), n), { batchSize: 1000, total: n, label: 'ingest on disk' });
   const dev = await devFor(ctx, persistTo);
   let run: IngestRun;
   let cpu: ReturnType<CpuMeter['stop']>;
   try {
     progress(`ingest, storage on disk: the first ${n.toLocaleString('en-US')} conversations into ${persistTo}`);
     const meter = new CpuMeter(() => ({ 'workerd (Worker)': dev.workerPid }));
-    const firstN = (function* () {
-      let i = 0;
-      for (const record of records(ctx.spec)) {
-        if (i++ >= n) return;
-        yield record;
-      }
-    })();
-    run = await ingestRecords(dev.url + INGEST_PATH, ctx.token, firstN, { total: n, batchSize: 1000, inFlight: ctx.inFlight, label: 'ingest on disk' });
+    run = await ingestRecords(dev.url + INGEST_PATH, ctx.token, bodies, { total: n, inFlight: ctx.inFlight, label: 'ingest on disk' });
     cpu = meter.stop();
   } finally {
     await dev.stop();
@@ -149,13 +143,13 @@ async function ingestFresh(ctx: AnalyticsContext, persistTo: string, markerPath:
   mkdirSync(persistTo, { recursive: true });
   progress(`ingest: migrating a fresh local D1 in ${persistTo}`);
   migrate(persistTo);
+  const bodies = prepareIngestBodies(records(ctx.spec), { batchSize: 1000, total: ctx.spec.conversations, label: 'ingest' });
   const dev = await devFor(ctx, persistTo);
   try {
     progress(`ingest: wrangler dev on ${dev.url} (workerd pid ${dev.workerPid}, its own port ${dev.directUrl ?? 'not reachable'})`);
     const meter = new CpuMeter(() => ({ 'workerd (Worker)': dev.workerPid, 'workerd (proxy)': dev.proxyPid, 'wrangler (node)': dev.wranglerPid }));
-    const run = await ingestRecords(dev.url + INGEST_PATH, ctx.token, records(ctx.spec), {
+    const run = await ingestRecords(dev.url + INGEST_PATH, ctx.token, bodies, {
       total: ctx.spec.conversations,
-      batchSize: 1000,
       inFlight: ctx.inFlight,
       label: 'ingest',
     });
@@ -229,6 +223,12 @@ async function rawInsertPeer(ctx: AnalyticsContext, m: IngestMarker): Promise<vo
   const persistTo = storeDir(`raw-insert-${n}`);
   rmSync(persistTo, { recursive: true, force: true });
   mkdirSync(persistTo, { recursive: true });
+  const bodies = prepareBodies(firstOf(records(ctx.spec), n), {
+    batchSize: 1000,
+    total: n,
+    label: 'raw-insert peer',
+    toBody: (batch) => JSON.stringify({ rows: batch.flatMap((record) => rowsOf(record)) }),
+  });
   const dev = await startDev({
     config: path.join(ROOT, 'bench', 'raw-insert-worker', 'wrangler.toml'),
     port: RAW_PORT,
@@ -243,14 +243,7 @@ async function rawInsertPeer(ctx: AnalyticsContext, m: IngestMarker): Promise<vo
   let run: IngestRun;
   try {
     progress(`raw-insert peer: ${n.toLocaleString('en-US')} conversations as raw rows`);
-    const batches = (function* () {
-      let i = 0;
-      for (const record of records(ctx.spec)) {
-        if (i++ >= n) return;
-        yield rowsOf(record);
-      }
-    })();
-    run = await postRawRows(dev.url, batches, n, ctx.inFlight);
+    run = await postRawRows(dev.url, bodies, n, ctx.inFlight);
   } finally {
     await dev.stop();
   }
@@ -263,13 +256,21 @@ async function rawInsertPeer(ctx: AnalyticsContext, m: IngestMarker): Promise<vo
   ctx.detail['rawInsertPeer'] = { conversations: n, rows: run.observations, seconds: run.seconds, footprint: fp };
 }
 
-async function postRawRows(base: string, perConversation: Iterable<unknown[]>, total: number, inFlight: number): Promise<IngestRun> {
+/** The first `n` of `items`. */
+function* firstOf<T>(items: Iterable<T>, n: number): Generator<T> {
+  let i = 0;
+  for (const item of items) {
+    if (i++ >= n) return;
+    yield item;
+  }
+}
+
+async function postRawRows(base: string, prepared: PreparedBodies, total: number, inFlight: number): Promise<IngestRun> {
   const run: IngestRun = { conversations: 0, observations: 0, duplicates: 0, requests: 0, retries: 0, seconds: 0, bodyBytes: 0, latencies: [], marks: [] };
   const started = performance.now();
   const pending = new Set<Promise<void>>();
   let failure: unknown;
-  const send = async (rows: unknown[], conversations: number) => {
-    const body = JSON.stringify({ rows });
+  const send = async (body: Buffer, conversations: number) => {
     run.bodyBytes += body.length;
     const t0 = performance.now();
     const task = fetch(base, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body })
@@ -278,7 +279,7 @@ async function postRawRows(base: string, perConversation: Iterable<unknown[]>, t
         if (!res.ok) throw new Error(`raw insert answered ${res.status}: ${text.slice(0, 500)}`);
         run.latencies.push(performance.now() - t0);
         run.conversations += conversations;
-        run.observations += rows.length;
+        run.observations += (JSON.parse(text) as { rows: number }).rows;
         run.requests++;
       })
       .catch((err: unknown) => {
@@ -288,19 +289,9 @@ async function postRawRows(base: string, perConversation: Iterable<unknown[]>, t
     pending.add(task);
     if (pending.size >= inFlight) await Promise.race(pending);
     if (failure) throw failure;
+    if (run.requests % 50 === 0 && run.requests > 0) progress(`raw-insert peer: ${run.conversations.toLocaleString('en-US')}/${total.toLocaleString('en-US')}`);
   };
-  let rows: unknown[] = [];
-  let conversations = 0;
-  for (const convRows of perConversation) {
-    rows.push(...convRows);
-    if (++conversations === 1000) {
-      await send(rows, conversations);
-      rows = [];
-      conversations = 0;
-      if (run.requests % 50 === 0 && run.requests > 0) progress(`raw-insert peer: ${run.conversations.toLocaleString('en-US')}/${total.toLocaleString('en-US')}`);
-    }
-  }
-  if (conversations > 0) await send(rows, conversations);
+  for (let i = 0; i < prepared.bodies.length; i++) await send(prepared.bodies[i]!, prepared.counts[i]!);
   await Promise.all(pending);
   if (failure) throw failure;
   run.seconds = (performance.now() - started) / 1000;
