@@ -14,7 +14,7 @@ interface CdpProfileNode {
   children?: number[];
 }
 
-interface CdpProfile {
+export interface CdpProfile {
   nodes: CdpProfileNode[];
   startTime: number;
   endTime: number;

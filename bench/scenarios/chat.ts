@@ -46,12 +46,12 @@ const STEADY_RATE = 200;
 const ROOM_STEPS = [1, 5, 10, 25, 50];
 const POSTERS_PER_ROOM = 4;
 
-interface Room {
+export interface Room {
   id: string;
   webhookId: string;
 }
 
-interface PostOutcome {
+export interface PostOutcome {
   t0: number;
   t1: number;
   status: number;
@@ -62,7 +62,7 @@ interface PostOutcome {
 // ---------------------------------------------------------------------------------------------
 // Viewers child process
 
-class Viewers {
+export class Viewers {
   private readonly child: ChildProcess;
   private waiters: ((e: ViewerEvent) => void)[] = [];
 
@@ -140,7 +140,7 @@ async function closedLoop(urls: { url: string; room?: string }[], seconds: numbe
 }
 
 /** Open loop: one POST every 1000/rate ms, whatever the answers take. */
-async function openLoop(url: string, rate: number, seconds: number, room: string): Promise<PostOutcome[]> {
+export async function openLoop(url: string, rate: number, seconds: number, room: string): Promise<PostOutcome[]> {
   const interval = 1000 / rate;
   const total = Math.round(rate * seconds);
   const start = nowMs() + 20;
@@ -222,7 +222,7 @@ function statusCounts(outcomes: PostOutcome[]): Record<string, number> {
 
 // ---------------------------------------------------------------------------------------------
 
-async function setUpRooms(base: string, token: string, count: number, label: string): Promise<Room[]> {
+export async function setUpRooms(base: string, token: string, count: number, label: string): Promise<Room[]> {
   const rooms: Room[] = [];
   for (let i = 0; i < count; i++) {
     const room = await api<{ id: string }>(base, token, 'POST', '/api/v1/rooms', { name: `bench ${label} ${i + 1}` });
@@ -234,8 +234,8 @@ async function setUpRooms(base: string, token: string, count: number, label: str
   return rooms;
 }
 
-const hookUrl = (base: string, room: Room) => `${base}/webhooks/api/v1/webhook/${room.webhookId}`;
-const wsUrl = (base: string, room: Room) => `${base.replace(/^http/, 'ws')}/api/v1/rooms/${room.id}/ws`;
+export const hookUrl = (base: string, room: Room) => `${base}/webhooks/api/v1/webhook/${room.webhookId}`;
+export const wsUrl = (base: string, room: Room) => `${base.replace(/^http/, 'ws')}/api/v1/rooms/${room.id}/ws`;
 
 export async function chatScenario(o: ChatOptions): Promise<void> {
   const r = o.results;
@@ -295,6 +295,7 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
     // ceiling Worker too, and its tail latency grows with the requests it has served (README,
     // "Steady rate"); the second pass shows how much on this run's own processes.
     const steadySeconds = o.quick ? 2 : 10;
+    const warmupSeconds = o.quick ? 0.5 : 2;
     // The same 200 posts/s straight to workerd as well (posters and viewers), when reachable:
     // wrangler's proxy relays every frame to every viewer on its one thread, and the POSTs queue
     // behind them there.
@@ -303,6 +304,11 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
     const c = ceiling;
     type SteadyPhase = { rate: number; room: Room; base: string; where: string; ceilingBase?: string; after: boolean; target: boolean };
     const steadyPhase = async ({ rate, room, base, where, ceilingBase, after, target }: SteadyPhase, meterOf: () => CpuMeter) => {
+      // Warm-up at the same rate, untimed: a fresh isolate compiles the post path in its first
+      // ~100 ms, and those 15-20 messages at 35-75 ms would be most of a 10 s phase's p99
+      // (bench/profile/steady-trace.ts, 2026-11-25). Its messages are received before the reset.
+      const warm = acceptedSeqs(await openLoop(hookUrl(base, room), rate, warmupSeconds, room.id));
+      await viewers.command({ type: 'collect', expect: { [room.id]: warm.get(room.id)?.length ?? 0 }, timeoutMs: 60_000 }, 'collected');
       await viewers.command({ type: 'reset' }, 'reset');
       const m = meterOf();
       const steady = await openLoop(hookUrl(base, room), rate, steadySeconds, room.id);
@@ -332,6 +338,7 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
       r.add({ scenario: S, metric, value: p99, unit: 'ms', ...(target ? { target: '<= 25 ms', met: p99 <= 25 } : {}) });
       r.add({ scenario: S, metric: `  ${label}: p50 of the same`, value: percentile(perMessage, 50), unit: 'ms' });
       r.add({ scenario: S, metric: `  ${label}: p99 over every (message, viewer) receipt`, value: percentile(all, 99), unit: 'ms' });
+      if (ceilingBase) await openLoop(`${ceilingBase}/`, rate, warmupSeconds, 'ceiling');
       const floor = ceilingBase ? await openLoop(`${ceilingBase}/`, rate, steadySeconds, 'ceiling') : undefined;
       r.add({
         scenario: S,

@@ -1,0 +1,175 @@
+/**
+ * `npx tsx bench/profile/steady-trace.ts [--rate 200] [--seconds 10] [--viewers 100] [--direct] [--rounds N] [--fresh] [--snapshot DIR] [--profile]`
+ *
+ * Where the tail of the steady-rate target comes from (issue 4, scenario 3): one room with its
+ * viewers (the bench's viewer child process), an open loop of posts at `--rate` for `--seconds`,
+ * then, for each message: POST start, POST answer, and receipt at the first and the last viewer.
+ * Prints the percentiles of each leg and the slowest messages on the phase's timeline, so a stall
+ * shared by every viewer (the server) is told apart from one viewer late (the client), and a
+ * periodic stall (a timer, a flush, GC) from a steady queue. Runs the benchmark's Worker snapshot
+ * (bench/data/build; `--fresh` bundles src/ now) under `wrangler dev` on ports 8824/8825, storage
+ * in a fresh tmpfs directory. Writes bench/data/steady-trace.json.
+ */
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { isUp } from '../lib/http';
+import { CpuMeter } from '../lib/proc';
+import { DATA_DIR } from '../lib/sim';
+import { percentile } from '../lib/stats';
+import { storeDir } from '../lib/store';
+import { migrate, snapshotWorker, startDev } from '../lib/wrangler';
+import { hookUrl, openLoop, setUpRooms, Viewers, wsUrl } from '../scenarios/chat';
+import { bundleModules, inspectorTargets, Profiler, type CdpProfile } from './inspector';
+
+const PORT = 8824;
+const INSPECTOR = 8825;
+const TOKEN = 'sbt_bench_steady_trace';
+
+interface Trace {
+  seq: number;
+  /** ms since the phase's first POST. */
+  at: number;
+  post: number;
+  firstViewer: number;
+  lastViewer: number;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      rate: { type: 'string' },
+      seconds: { type: 'string' },
+      viewers: { type: 'string' },
+      rounds: { type: 'string' },
+      direct: { type: 'boolean' },
+      fresh: { type: 'boolean' },
+      profile: { type: 'boolean' },
+      snapshot: { type: 'string' },
+    },
+  });
+  const rate = Number(values.rate ?? 200);
+  const seconds = Number(values.seconds ?? 10);
+  const viewerCount = Number(values.viewers ?? 100);
+  const rounds = Number(values.rounds ?? 1);
+  // --snapshot DIR: a Worker bundle kept from another snapshot (side-by-side runs of two versions).
+  const buildDir = values.snapshot ? path.resolve(values.snapshot) : path.join(DATA_DIR, 'build');
+  const snapshot = snapshotWorker(buildDir, values.fresh !== true);
+  const persistTo = storeDir('steady-trace');
+  rmSync(persistTo, { recursive: true, force: true });
+  mkdirSync(persistTo, { recursive: true });
+  migrate(persistTo);
+  const viewers = new Viewers();
+  await viewers.started();
+  const dev = await startDev({ config: snapshot.config, port: PORT, inspectorPort: INSPECTOR, persistTo, vars: { ADMIN_TOKEN: TOKEN }, ready: (base) => isUp(base, TOKEN) });
+  const out: { round: number; traces: Trace[] }[] = [];
+  try {
+    const base = values.direct ? dev.directUrl : dev.url;
+    if (!base) throw new Error("--direct: workerd's own port was not found");
+    const [room] = await setUpRooms(dev.url, TOKEN, 1, 'trace');
+    await viewers.command({ type: 'open', viewers: Array.from({ length: viewerCount }, (_, id) => ({ id, room: room!.id, url: wsUrl(base, room!), token: TOKEN })) }, 'opened');
+    let profiler: Profiler | undefined;
+    if (values.profile) {
+      const targets = await inspectorTargets(dev.workerPid, INSPECTOR);
+      profiler = await Profiler.attach(targets, ['worker', ...[...targets.keys()].filter((k) => k.startsWith('d1:db'))]);
+    }
+    for (let round = 1; round <= rounds; round++) {
+      await viewers.command({ type: 'reset' }, 'reset');
+      await profiler?.start();
+      const meter = new CpuMeter(() => ({ 'workerd (Worker)': dev.workerPid, 'workerd (proxy)': dev.proxyPid, viewers: viewers.pid }));
+      const posts = await openLoop(hookUrl(base, room!), rate, seconds, room!.id);
+      const cpu = meter.stop();
+      const profiles = await profiler?.stop();
+      const accepted = posts.filter((p) => p.status === 200 && p.seq !== undefined);
+      const collected = await viewers.command({ type: 'collect', expect: { [room!.id]: accepted.length }, timeoutMs: 60_000 }, 'collected');
+      const start = Math.min(...posts.map((p) => p.t0));
+      const receipts = new Map<number, { first: number; last: number }>();
+      for (const report of collected.reports) {
+        report.seqs.forEach((seq, i) => {
+          const t = report.times[i]!;
+          const r = receipts.get(seq);
+          if (!r) receipts.set(seq, { first: t, last: t });
+          else {
+            if (t < r.first) r.first = t;
+            if (t > r.last) r.last = t;
+          }
+        });
+      }
+      const traces: Trace[] = accepted.map((p) => {
+        const r = receipts.get(p.seq!);
+        return { seq: p.seq!, at: p.t0 - start, post: p.t1 - p.t0, firstViewer: r ? r.first - p.t0 : NaN, lastViewer: r ? r.last - p.t0 : NaN };
+      });
+      out.push({ round, traces });
+      const leg = (name: string, xs: number[]) =>
+        `${name.padEnd(34)} p50 ${percentile(xs, 50).toFixed(1).padStart(6)}  p90 ${percentile(xs, 90).toFixed(1).padStart(6)}  p99 ${percentile(xs, 99).toFixed(1).padStart(6)}  max ${Math.max(...xs).toFixed(1).padStart(6)} ms`;
+      const cores = Object.entries(cpu.perProcess).map(([k, v]) => `${k} ${(v / cpu.wallSeconds).toFixed(2)}`).join(', ');
+      console.log(`\nround ${round}: ${accepted.length} of ${posts.length} posts accepted at ${rate}/s ${values.direct ? 'straight to workerd' : 'through the front port'}; CPU: ${cores}`);
+      console.log(`(the phase's first POST at CLOCK_MONOTONIC ${(start / 1000).toFixed(6)} s, workerd pid ${dev.workerPid}, viewers pid ${viewers.pid})`);
+      console.log(leg('POST start -> answer', traces.map((t) => t.post)));
+      console.log(leg('POST start -> first viewer', traces.map((t) => t.firstViewer)));
+      console.log(leg('POST start -> last viewer', traces.map((t) => t.lastViewer)));
+      console.log(leg('first viewer -> last viewer', traces.map((t) => t.lastViewer - t.firstViewer)));
+      const p99 = percentile(traces.map((t) => t.lastViewer), 99);
+      const slow = traces.filter((t) => t.lastViewer >= p99).sort((a, b) => a.at - b.at);
+      console.log(`messages at or over the p99 (${p99.toFixed(1)} ms), on the timeline (ms since the first POST: answer / first / last viewer):`);
+      for (const t of slow) console.log(`  ${t.at.toFixed(0).padStart(6)}  seq ${String(t.seq).padStart(5)}  ${t.post.toFixed(1)} / ${t.firstViewer.toFixed(1)} / ${t.lastViewer.toFixed(1)}`);
+      // Per 500 ms of the phase: the worst last-viewer time, to see a stall that recurs.
+      const slots = new Map<number, number>();
+      for (const t of traces) slots.set(Math.floor(t.at / 500), Math.max(slots.get(Math.floor(t.at / 500)) ?? 0, t.lastViewer));
+      console.log(`worst last-viewer time per 500 ms: ${[...slots.entries()].sort((a, b) => a[0] - b[0]).map(([, v]) => v.toFixed(0)).join(' ')}`);
+      if (profiles) {
+        const moduleOf = bundleModules(path.join(buildDir, 'bundle', 'index.js'));
+        for (const [name, profile] of profiles) printStretches(name, profile, start, (url, line) => (url.includes('index.js') ? moduleOf(line) : url));
+      }
+    }
+  } finally {
+    viewers.kill();
+    await dev.stop();
+    rmSync(persistTo, { recursive: true, force: true });
+  }
+  writeFileSync(path.join(DATA_DIR, 'steady-trace.json'), JSON.stringify(out));
+}
+
+/**
+ * Busy stretches of an isolate longer than 5 ms (samples with no idle gap over 1 ms), on the phase's
+ * timeline (V8's profile clock is CLOCK_MONOTONIC in µs, the clock of nowMs()), with what filled them.
+ */
+function printStretches(name: string, profile: CdpProfile, phaseStart: number, moduleOf: (url: string, line: number) => string): void {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  let t = profile.startTime;
+  type Stretch = { from: number; to: number; self: Map<string, number> };
+  const stretches: Stretch[] = [];
+  let current: Stretch | undefined;
+  let busy = 0;
+  for (let i = 0; i < profile.samples.length; i++) {
+    t += profile.timeDeltas[i] ?? 0;
+    const f = byId.get(profile.samples[i]!)!.callFrame;
+    if (f.functionName === '(idle)') {
+      if (current && t - current.to > 1000) {
+        if (current.to - current.from > 5000) stretches.push(current);
+        current = undefined;
+      }
+      continue;
+    }
+    const dt = profile.timeDeltas[i + 1] ?? 0;
+    busy += dt;
+    const label = f.url ? `${f.functionName || '(anonymous)'} @ ${moduleOf(f.url, f.lineNumber)}` : f.functionName;
+    if (!current) current = { from: t, to: t, self: new Map() };
+    current.to = t + dt;
+    current.self.set(label, (current.self.get(label) ?? 0) + dt);
+  }
+  if (current && current.to - current.from > 5000) stretches.push(current);
+  console.log(`${name}: busy ${(busy / 1000).toFixed(0)} ms of ${((t - profile.startTime) / 1000).toFixed(0)} ms; stretches over 5 ms:`);
+  for (const s of stretches) {
+    const top = [...s.self].sort((a, b) => b[1] - a[1]).slice(0, 4).map(([k, v]) => `${k} ${(v / 1000).toFixed(1)}`).join('; ');
+    console.log(`  ${(s.from / 1000 - phaseStart).toFixed(0).padStart(6)} +${((s.to - s.from) / 1000).toFixed(1)} ms: ${top}`);
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
