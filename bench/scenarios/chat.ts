@@ -15,7 +15,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { nowMs, type ViewerCommand, type ViewerEvent, type ViewerReport, type ViewerSpec } from '../chat/protocol';
-import { api, isUp } from '../lib/http';
+import { api, isUp, postText } from '../lib/http';
 import { CpuMeter } from '../lib/proc';
 import { progress, type Results } from '../lib/results';
 import { storeDir, storeKind } from '../lib/store';
@@ -111,12 +111,11 @@ function messageBody(n: number): string {
 async function postOnce(url: string, n: number, room?: string): Promise<PostOutcome> {
   const t0 = nowMs();
   try {
-    const res = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: messageBody(n) });
-    const text = await res.text();
+    const { status, text } = await postText(url, messageBody(n));
     const t1 = nowMs();
-    if (res.status !== 200) return { t0, t1, status: res.status, room };
+    if (status !== 200) return { t0, t1, status, room };
     const seq = (JSON.parse(text) as { deliveries?: { seq: number; roomId: string }[] }).deliveries?.[0]?.seq;
-    return { t0, t1, status: res.status, seq, room };
+    return { t0, t1, status, seq, room };
   } catch {
     return { t0, t1: nowMs(), status: 0, room };
   }
