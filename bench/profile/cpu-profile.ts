@@ -14,7 +14,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
-import { api, isUp } from '../lib/http';
+import { api, isUp, postText } from '../lib/http';
 import { ingestRecords, prepareIngestBodies } from '../lib/ingest-client';
 import { CpuMeter } from '../lib/proc';
 import { agents, DATA_DIR, FULL_SIM, QUICK_SIM, records, specKey } from '../lib/sim';
@@ -116,8 +116,7 @@ async function main(): Promise<void> {
         await Promise.all(
           Array.from({ length: 16 }, async () => {
             while (performance.now() < until) {
-              const res = await fetch(hookUrl, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ message: `**Build #${n++} passed**`, metadata: 'p' }) });
-              await res.arrayBuffer();
+              const res = await postText(hookUrl, JSON.stringify({ message: `**Build #${n++} passed**`, metadata: 'p' }));
               if (res.status === 200) ok++;
             }
           }),

@@ -3,7 +3,7 @@ import { createMiddleware } from 'hono/factory';
 import { HTTPException } from 'hono/http-exception';
 import { z } from 'zod';
 import { ApiError } from '../http/api-error';
-import { assertWellFormed, readBodyBytes } from '../http/json-body';
+import { assertWellFormed, readBodyBytes, utf8 } from '../http/json-body';
 import type { AppEnv } from '../http/context';
 import { sha256Hex } from '../http/secrets';
 import { issuesToError, TOO_LARGE_ISSUE } from '../http/validate';
@@ -361,11 +361,11 @@ async function post(c: Context<AppEnv>, attempt: PostAttempt): Promise<Response>
       throw unsupportedMediaType(contentType, hook && isNativeKind(hook.kind) ? hook.kind : undefined);
     }
     const body = await attempt.body();
-    return postNative(c, attempt, hook, hook.kind, { mediaType: format, text: new TextDecoder().decode(body), header }, body);
+    return postNative(c, attempt, hook, hook.kind, { mediaType: format, text: utf8.decode(body), header }, body);
   }
 
   const body = await attempt.body();
-  const text = new TextDecoder().decode(body);
+  const text = utf8.decode(body);
   const json = parseJson(text);
   const generic = webhookMessageSchema.safeParse(json);
   if (generic.success) {

@@ -5,6 +5,12 @@ import { fieldPath } from './validate';
 
 const JSON_MEDIA_TYPE = /^application\/json\s*(;.*)?$/i;
 
+/**
+ * One decoder for every request body: decode() without `stream` keeps no state between calls, and
+ * a decoder per request is one more runtime object per request for the garbage collector.
+ */
+export const utf8 = new TextDecoder();
+
 function tooLarge(maxBytes: number): ApiError {
   return new ApiError(413, 'payload.too.large', `The request body exceeds the limit of ${maxBytes} bytes.`);
 }
@@ -25,7 +31,7 @@ export function jsonBody(maxBytes: number) {
         `Unsupported Content-Type ${contentType ? `'${contentType}'` : '(none)'}; send application/json.`,
       );
     }
-    const text = readBodyBytes(c.req.raw, maxBytes).then((bytes) => new TextDecoder().decode(bytes));
+    const text = readBodyBytes(c.req.raw, maxBytes).then((bytes) => utf8.decode(bytes));
     // Hono's body cache holds promises (its type says otherwise); the validator reads from it.
     (c.req.bodyCache as Record<string, unknown>).text = text;
     assertWellFormed(await text);
