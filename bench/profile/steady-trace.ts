@@ -131,7 +131,7 @@ async function main(): Promise<void> {
 }
 
 /**
- * Busy stretches of an isolate longer than 5 ms (samples with no idle gap over 1 ms), on the phase's
+ * Busy stretches of an isolate longer than 5 ms (JS or GC samples with no gap over 1 ms), on the phase's
  * timeline (V8's profile clock is CLOCK_MONOTONIC in µs, the clock of nowMs()), with what filled them.
  */
 function printStretches(name: string, profile: CdpProfile, phaseStart: number, moduleOf: (url: string, line: number) => string): void {
@@ -144,7 +144,9 @@ function printStretches(name: string, profile: CdpProfile, phaseStart: number, m
   for (let i = 0; i < profile.samples.length; i++) {
     t += profile.timeDeltas[i] ?? 0;
     const f = byId.get(profile.samples[i]!)!.callFrame;
-    if (f.functionName === '(idle)') {
+    // workerd's isolate is sampled while the thread runs other isolates or native work too, as
+    // "(program)": neither counts as this isolate being busy.
+    if (f.functionName === '(idle)' || f.functionName === '(program)') {
       if (current && t - current.to > 1000) {
         if (current.to - current.from > 5000) stretches.push(current);
         current = undefined;
