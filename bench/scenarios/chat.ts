@@ -305,7 +305,9 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
     const steadyPhase = async ({ rate, room, base, where, ceilingBase, after, target }: SteadyPhase, meterOf: () => CpuMeter) => {
       // Warm-up at the same rate, untimed: a fresh isolate compiles the post path in its first
       // ~100 ms, and those 15-20 messages at 35-75 ms would be most of a 10 s phase's p99
-      // (bench/profile/steady-trace.ts, 2026-11-25). Its messages are received before the reset.
+      // (bench/profile/steady-trace.ts, 2026-11-25). Its messages are received before the reset; the
+      // reset before it makes that wait count them alone (not an earlier phase's messages).
+      await viewers.command({ type: 'reset' }, 'reset');
       const warm = acceptedSeqs(await openLoop(hookUrl(base, room), rate, warmupSeconds, room.id));
       await viewers.command({ type: 'collect', expect: { [room.id]: warm.get(room.id)?.length ?? 0 }, timeoutMs: 60_000 }, 'collected');
       await viewers.command({ type: 'reset' }, 'reset');
