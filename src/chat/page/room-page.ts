@@ -219,7 +219,8 @@ export const ROOM_SCRIPT = `'use strict';
           { headers: { Authorization: 'Bearer ' + token() } });
       } catch {}
       if (!res || !res.ok) {
-        if (tries < 5) setTimeout(() => fillGap(after, before, tries + 1), 2000 * (tries + 1));
+        // Only a network error or a 5xx can pass; a 4xx (token, room gone) would answer the same again.
+        if ((!res || res.status >= 500) && tries < 5) setTimeout(() => fillGap(after, before, tries + 1), 2000 * (tries + 1));
         return;
       }
       const { entities } = await res.json();
