@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/profile/steady-trace.ts [--rate 200] [--seconds 10] [--viewers 100] [--direct] [--rounds N] [--fresh] [--snapshot DIR] [--profile]`
+ * `npx tsx bench/profile/steady-trace.ts [--rate 200] [--seconds 10] [--viewers 100] [--direct] [--rounds N] [--fresh] [--snapshot DIR] [--profile] [--floor]`
  *
  * Where the tail of the steady-rate target comes from (issue 4, scenario 3): one room with its
  * viewers (the bench's viewer child process), an open loop of posts at `--rate` for `--seconds`,
@@ -8,7 +8,9 @@
  * shared by every viewer (the server) is told apart from one viewer late (the client), and a
  * periodic stall (a timer, a flush, GC) from a steady queue. Runs the benchmark's Worker snapshot
  * (bench/data/build; `--fresh` bundles src/ now) under `wrangler dev` on ports 8824/8825, storage
- * in a fresh tmpfs directory. Writes bench/data/steady-trace.json.
+ * in a fresh tmpfs directory. `--floor` runs the fan-out floor peer instead (bench/ceiling-worker:
+ * a Durable Object that only numbers each post and sends it to every viewer), to tell the runtime's
+ * own tail from Switchboard's. Writes bench/data/steady-trace.json.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -18,8 +20,8 @@ import { CpuMeter } from '../lib/proc';
 import { DATA_DIR } from '../lib/sim';
 import { percentile } from '../lib/stats';
 import { storeDir } from '../lib/store';
-import { migrate, snapshotWorker, startDev } from '../lib/wrangler';
-import { hookUrl, openLoop, setUpRooms, Viewers, wsUrl } from '../scenarios/chat';
+import { migrate, ROOT, snapshotWorker, startDev } from '../lib/wrangler';
+import { floorUrl, floorWsUrl, hookUrl, isCeilingUp, openLoop, setUpRooms, Viewers, wsUrl } from '../scenarios/chat';
 import { bundleModules, inspectorTargets, Profiler, type CdpProfile } from './inspector';
 
 const PORT = 8824;
@@ -46,6 +48,7 @@ async function main(): Promise<void> {
       fresh: { type: 'boolean' },
       profile: { type: 'boolean' },
       snapshot: { type: 'string' },
+      floor: { type: 'boolean' },
     },
   });
   const rate = Number(values.rate ?? 200);
@@ -54,20 +57,30 @@ async function main(): Promise<void> {
   const rounds = Number(values.rounds ?? 1);
   // --snapshot DIR: a Worker bundle kept from another snapshot (side-by-side runs of two versions).
   const buildDir = values.snapshot ? path.resolve(values.snapshot) : path.join(DATA_DIR, 'build');
-  const snapshot = snapshotWorker(buildDir, values.fresh !== true);
+  const floor = values.floor === true;
+  const config = floor ? path.join(ROOT, 'bench', 'ceiling-worker', 'wrangler.toml') : snapshotWorker(buildDir, values.fresh !== true).config;
   const persistTo = storeDir('steady-trace');
   rmSync(persistTo, { recursive: true, force: true });
   mkdirSync(persistTo, { recursive: true });
-  migrate(persistTo);
+  if (!floor) migrate(persistTo);
   const viewers = new Viewers();
   await viewers.started();
-  const dev = await startDev({ config: snapshot.config, port: PORT, inspectorPort: INSPECTOR, persistTo, vars: { ADMIN_TOKEN: TOKEN }, ready: (base) => isUp(base, TOKEN) });
+  const dev = await startDev({
+    config,
+    port: PORT,
+    inspectorPort: INSPECTOR,
+    persistTo,
+    vars: floor ? {} : { ADMIN_TOKEN: TOKEN },
+    ready: floor ? isCeilingUp : (base) => isUp(base, TOKEN),
+  });
   const out: { round: number; traces: Trace[] }[] = [];
   try {
     const base = values.direct ? dev.directUrl : dev.url;
     if (!base) throw new Error("--direct: workerd's own port was not found");
-    const [room] = await setUpRooms(dev.url, TOKEN, 1, 'trace');
-    await viewers.command({ type: 'open', viewers: Array.from({ length: viewerCount }, (_, id) => ({ id, room: room!.id, url: wsUrl(base, room!), token: TOKEN })) }, 'opened');
+    const room = floor ? { id: 'trace', webhookId: '' } : (await setUpRooms(dev.url, TOKEN, 1, 'trace'))[0]!;
+    const postUrl = floor ? floorUrl(base, room.id) : hookUrl(base, room);
+    const viewerUrl = floor ? floorWsUrl(base, room.id) : wsUrl(base, room);
+    await viewers.command({ type: 'open', viewers: Array.from({ length: viewerCount }, (_, id) => ({ id, room: room.id, url: viewerUrl, token: TOKEN })) }, 'opened');
     let profiler: Profiler | undefined;
     if (values.profile) {
       const targets = await inspectorTargets(dev.workerPid, INSPECTOR);
@@ -77,11 +90,11 @@ async function main(): Promise<void> {
       await viewers.command({ type: 'reset' }, 'reset');
       await profiler?.start();
       const meter = new CpuMeter(() => ({ 'workerd (Worker)': dev.workerPid, 'workerd (proxy)': dev.proxyPid, viewers: viewers.pid }));
-      const posts = await openLoop(hookUrl(base, room!), rate, seconds, room!.id);
+      const posts = await openLoop(postUrl, rate, seconds, room.id);
       const cpu = meter.stop();
       const profiles = await profiler?.stop();
       const accepted = posts.filter((p) => p.status === 200 && p.seq !== undefined);
-      const collected = await viewers.command({ type: 'collect', expect: { [room!.id]: accepted.length }, timeoutMs: 60_000 }, 'collected');
+      const collected = await viewers.command({ type: 'collect', expect: { [room.id]: accepted.length }, timeoutMs: 60_000 }, 'collected');
       const start = Math.min(...posts.map((p) => p.t0));
       const receipts = new Map<number, { first: number; last: number }>();
       for (const report of collected.reports) {

@@ -43,6 +43,9 @@ const VIEWERS = 100;
 /** The throughput phases alternate this many slices of the ceiling Worker and of Switchboard. */
 const THROUGHPUT_SLICES = 4;
 const STEADY_RATE = 200;
+/** The fan-out floor's rooms (bench/ceiling-worker), front port and straight to workerd. */
+const FLOOR_FRONT = 'floor-front';
+const FLOOR_DIRECT = 'floor-direct';
 const ROOM_STEPS = [1, 5, 10, 25, 50];
 const POSTERS_PER_ROOM = 4;
 
@@ -235,6 +238,15 @@ export async function setUpRooms(base: string, token: string, count: number, lab
 
 export const hookUrl = (base: string, room: Room) => `${base}/webhooks/api/v1/webhook/${room.webhookId}`;
 export const wsUrl = (base: string, room: Room) => `${base.replace(/^http/, 'ws')}/api/v1/rooms/${room.id}/ws`;
+/** The fan-out floor peer's room `name` (bench/ceiling-worker): POST to it, viewers at …/ws. */
+export const floorUrl = (base: string, name: string) => `${base}/floor/${name}`;
+export const floorWsUrl = (base: string, name: string) => `${floorUrl(base.replace(/^http/, 'ws'), name)}/ws`;
+
+/** The ceiling Worker answers its constant (readiness check of its `wrangler dev`). */
+export async function isCeilingUp(base: string): Promise<boolean> {
+  const res = await fetch(base, { method: 'POST', body: '{}', signal: AbortSignal.timeout(3000) });
+  return (await res.text()).includes('ceiling');
+}
 
 export async function chatScenario(o: ChatOptions): Promise<void> {
   const r = o.results;
@@ -259,19 +271,21 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
       vars: { ADMIN_TOKEN: o.token },
       ready: (base) => isUp(base, o.token),
     });
+    const persistCeiling = storeDir('ceiling');
+    rmSync(persistCeiling, { recursive: true, force: true });
     ceiling = await startDev({
       config: path.join(ROOT, 'bench', 'ceiling-worker', 'wrangler.toml'),
       port: CEILING_PORT,
       inspectorPort: CEILING_INSPECTOR,
-      ready: async (base) => {
-        const res = await fetch(base, { method: 'POST', body: '{}', signal: AbortSignal.timeout(3000) });
-        return (await res.text()).includes('ceiling');
-      },
+      persistTo: persistCeiling,
+      ready: isCeilingUp,
     });
     progress(`chat: Switchboard on ${dev.url} (workerd's own port ${dev.directUrl ?? 'not reachable'}), ceiling on ${ceiling.url} (${ceiling.directUrl ?? 'not reachable'})`);
     const d = dev;
     const meter = () =>
       new CpuMeter(() => ({ 'workerd (Worker)': d.workerPid, 'workerd (proxy)': d.proxyPid, 'wrangler (node)': d.wranglerPid, viewers: viewers.pid }));
+    const cw = ceiling;
+    const ceilingMeter = () => new CpuMeter(() => ({ 'workerd (Worker)': cw.workerPid, 'workerd (proxy)': cw.proxyPid, viewers: viewers.pid }));
 
     // ---- rooms: proxy phase, direct phase, deflate phase, then the 50-room phase ------------------
     const main = (await setUpRooms(d.url, o.token, 1, 'one room'))[0]!;
@@ -284,6 +298,9 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
     if (directRoom && d.directUrl) for (let i = 0; i < VIEWERS; i++) specs.push({ id: id++, room: directRoom.id, url: wsUrl(d.directUrl, directRoom), token: o.token });
     for (let i = 0; i < VIEWERS; i++) specs.push({ id: id++, room: deflateRoom.id, url: wsUrl(d.url, deflateRoom), token: o.token, deflate: true });
     for (const room of many) for (let i = 0; i < 2; i++) specs.push({ id: id++, room: room.id, url: wsUrl(d.url, room), token: o.token });
+    // The fan-out floor's rooms in the ceiling Worker: one reached through its front port, one straight to its workerd.
+    for (let i = 0; i < VIEWERS; i++) specs.push({ id: id++, room: FLOOR_FRONT, url: floorWsUrl(cw.url, FLOOR_FRONT), token: '' });
+    if (cw.directUrl) for (let i = 0; i < VIEWERS; i++) specs.push({ id: id++, room: FLOOR_DIRECT, url: floorWsUrl(cw.directUrl, FLOOR_DIRECT), token: '' });
     progress(`chat: opening ${specs.length} WebSocket viewers`);
     await viewers.command({ type: 'open', viewers: specs }, 'opened');
 
@@ -298,24 +315,28 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
     // The same 200 posts/s straight to workerd as well (posters and viewers), when reachable:
     // wrangler's proxy relays every frame to every viewer on its one thread, and the POSTs queue
     // behind them there.
-    // Each 200 posts/s phase is followed by the ceiling Worker at the same rate, reached the same
-    // way: its POST answer times are the floor this machine, wrangler's proxy and the client give.
+    // Each 200 posts/s phase is followed by the peers at the same rate, reached the same way: the
+    // ceiling Worker (its POST answer times are what this machine, wrangler's proxy and the client
+    // give a request) and the fan-out floor with its own 100 viewers (the least a room can do: its
+    // p99 to the last viewer is what the runtime gives the target's measure here, in this minute).
     const c = ceiling;
-    type SteadyPhase = { rate: number; room: Room; base: string; where: string; ceilingBase?: string; after: boolean; target: boolean };
-    const steadyPhase = async ({ rate, room, base, where, ceilingBase, after, target }: SteadyPhase, meterOf: () => CpuMeter) => {
-      // Warm-up at the same rate, untimed: a fresh isolate compiles the post path in its first
-      // ~100 ms, and those 15-20 messages at 35-75 ms would be most of a 10 s phase's p99
-      // (bench/profile/steady-trace.ts, 2026-11-25). Its messages are received before the reset; the
-      // reset before it makes that wait count them alone (not an earlier phase's messages).
+    /**
+     * An open loop at `rate` to `postUrl` after `warmupSeconds` of it untimed, and the receipts of
+     * `roomId`'s viewers. Warm-up: a fresh isolate compiles the post path in its first ~100 ms, and
+     * those 15-20 messages at 35-75 ms would be most of a 10 s phase's p99 (bench/profile/
+     * steady-trace.ts, 2026-11-25). Its messages are received before the reset; the reset before it
+     * makes that wait count them alone (not an earlier phase's messages).
+     */
+    const timeSteady = async (postUrl: string, roomId: string, rate: number, meterOf: () => CpuMeter) => {
       await viewers.command({ type: 'reset' }, 'reset');
-      const warm = acceptedSeqs(await openLoop(hookUrl(base, room), rate, warmupSeconds, room.id));
-      await viewers.command({ type: 'collect', expect: { [room.id]: warm.get(room.id)?.length ?? 0 }, timeoutMs: 60_000 }, 'collected');
+      const warm = acceptedSeqs(await openLoop(postUrl, rate, warmupSeconds, roomId));
+      await viewers.command({ type: 'collect', expect: { [roomId]: warm.get(roomId)?.length ?? 0 }, timeoutMs: 60_000 }, 'collected');
       await viewers.command({ type: 'reset' }, 'reset');
       const m = meterOf();
-      const steady = await openLoop(hookUrl(base, room), rate, steadySeconds, room.id);
+      const steady = await openLoop(postUrl, rate, steadySeconds, roomId);
       const cpu = m.stop();
       const accepted = acceptedSeqs(steady);
-      const collected = await viewers.command({ type: 'collect', expect: { [room.id]: accepted.get(room.id)?.length ?? 0 }, timeoutMs: 60_000 }, 'collected');
+      const collected = await viewers.command({ type: 'collect', expect: { [roomId]: accepted.get(roomId)?.length ?? 0 }, timeoutMs: 60_000 }, 'collected');
       const t0BySeq = new Map<number, number>();
       for (const x of steady) if (x.seq !== undefined) t0BySeq.set(x.seq, x.t0);
       const all: number[] = [];
@@ -329,41 +350,87 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
           lastViewer.set(seq, Math.max(lastViewer.get(seq) ?? 0, latency));
         });
       }
-      const steadyCheck = checkDeliveries(collected.reports, accepted);
-      const achieved = steady.filter((x) => x.status === 200).length / steadySeconds;
-      const perMessage = [...lastViewer.values()];
+      return {
+        steady,
+        cpu,
+        all,
+        perMessage: [...lastViewer.values()],
+        check: checkDeliveries(collected.reports, accepted),
+        achieved: steady.filter((x) => x.status === 200).length / steadySeconds,
+      };
+    };
+    type SteadyPhase = { rate: number; room: Room; base: string; where: string; peers?: { ceiling: string; floorRoom?: string }; after: boolean; target: boolean };
+    const steadyPhase = async ({ rate, room, base, where, peers, after, target }: SteadyPhase, meterOf: () => CpuMeter) => {
+      const run = await timeSteady(hookUrl(base, room), room.id, rate, meterOf);
       const label = `steady ${rate} posts/s${where}`;
-      progress(`chat ${label}: ${achieved.toFixed(0)} posts/s accepted, statuses ${JSON.stringify(statusCounts(steady))}, deliveries ${JSON.stringify(steadyCheck)}`);
-      const p99 = percentile(perMessage, 99);
+      progress(`chat ${label}: ${run.achieved.toFixed(0)} posts/s accepted, statuses ${JSON.stringify(statusCounts(run.steady))}, deliveries ${JSON.stringify(run.check)}`);
+      let ceilingPosts: PostOutcome[] | undefined;
+      let floor: Awaited<ReturnType<typeof timeSteady>> | undefined;
+      if (peers) {
+        await openLoop(`${peers.ceiling}/`, rate, warmupSeconds, 'ceiling');
+        ceilingPosts = await openLoop(`${peers.ceiling}/`, rate, steadySeconds, 'ceiling');
+        if (peers.floorRoom) {
+          floor = await timeSteady(floorUrl(peers.ceiling, peers.floorRoom), peers.floorRoom, rate, ceilingMeter);
+          progress(`chat ${label}, fan-out floor: ${floor.achieved.toFixed(0)} posts/s accepted, deliveries ${JSON.stringify(floor.check)}`);
+        }
+      }
+      const p99 = percentile(run.perMessage, 99);
       const metric = `${label}${rate === STEADY_RATE || after ? '' : ' (below capacity)'}: p99 POST start → receipt at the last of ${VIEWERS} viewers`;
-      r.add({ scenario: S, metric, value: p99, unit: 'ms', ...(target ? { target: '<= 25 ms', met: p99 <= 25 } : {}) });
-      r.add({ scenario: S, metric: `  ${label}: p50 of the same`, value: percentile(perMessage, 50), unit: 'ms' });
-      r.add({ scenario: S, metric: `  ${label}: p99 over every (message, viewer) receipt`, value: percentile(all, 99), unit: 'ms' });
-      if (ceilingBase) await openLoop(`${ceilingBase}/`, rate, warmupSeconds, 'ceiling');
-      const floor = ceilingBase ? await openLoop(`${ceilingBase}/`, rate, steadySeconds, 'ceiling') : undefined;
+      r.add({
+        scenario: S,
+        metric,
+        value: p99,
+        unit: 'ms',
+        ...(floor ? { peer: 'fan-out floor (a Durable Object that only numbers and sends), p99', peerValue: percentile(floor.perMessage, 99) } : {}),
+        ...(target ? { target: '<= 25 ms', met: p99 <= 25 } : {}),
+      });
+      r.add({
+        scenario: S,
+        metric: `  ${label}: p50 of the same`,
+        value: percentile(run.perMessage, 50),
+        unit: 'ms',
+        ...(floor ? { peer: 'fan-out floor, p50', peerValue: percentile(floor.perMessage, 50) } : {}),
+      });
+      r.add({ scenario: S, metric: `  ${label}: p99 over every (message, viewer) receipt`, value: percentile(run.all, 99), unit: 'ms' });
       r.add({
         scenario: S,
         metric: `  ${label}: p99 POST answer time`,
-        value: percentile(steady.map((x) => x.t1 - x.t0), 99),
+        value: percentile(run.steady.map((x) => x.t1 - x.t0), 99),
         unit: 'ms',
-        ...(floor ? { peer: `ceiling Worker at ${rate}/s, p99`, peerValue: percentile(floor.map((x) => x.t1 - x.t0), 99) } : {}),
+        ...(ceilingPosts ? { peer: `ceiling Worker at ${rate}/s, p99`, peerValue: percentile(ceilingPosts.map((x) => x.t1 - x.t0), 99) } : {}),
       });
-      r.add({ scenario: S, metric: `  ${label}: accepted posts/s`, value: achieved, unit: 'posts/s' });
-      const cores = (name: string) => ((cpu.perProcess[name] ?? 0) / cpu.wallSeconds).toFixed(2);
+      r.add({ scenario: S, metric: `  ${label}: accepted posts/s`, value: run.achieved, unit: 'posts/s' });
+      const cores = (name: string) => ((run.cpu.perProcess[name] ?? 0) / run.cpu.wallSeconds).toFixed(2);
       r.add({
         scenario: S,
         metric: `  ${label}: machine CPU (workerd ${cores('workerd (Worker)')}, proxy ${cores('workerd (proxy)')}, viewers ${cores('viewers')}, bench client ${cores('bench client')})`,
-        value: cpu.machineBusy / cpu.wallSeconds,
+        value: run.cpu.machineBusy / run.cpu.wallSeconds,
         unit: 'of 2 cores',
       });
-      r.add({ scenario: S, metric: `  ${label}: viewers with every message once, in order`, value: steadyCheck.perfect, unit: `of ${steadyCheck.viewers}` });
-      detail[label] = { rate, seconds: steadySeconds, achieved, check: steadyCheck, lastViewer: summary(perMessage), everyReceipt: summary(all) };
+      r.add({
+        scenario: S,
+        metric: `  ${label}: viewers with every message once, in order`,
+        value: run.check.perfect,
+        unit: `of ${run.check.viewers}`,
+        ...(floor ? { peer: 'fan-out floor', peerValue: floor.check.perfect } : {}),
+      });
+      detail[label] = {
+        rate,
+        seconds: steadySeconds,
+        achieved: run.achieved,
+        check: run.check,
+        lastViewer: summary(run.perMessage),
+        everyReceipt: summary(run.all),
+        ...(floor ? { floor: { achieved: floor.achieved, check: floor.check, lastViewer: summary(floor.perMessage), everyReceipt: summary(floor.all) } } : {}),
+      };
     };
     const steadyPhases = async (after: boolean) => {
       const when = after ? ', after the throughput phases' : '';
       const phases: SteadyPhase[] = [
-        { rate: STEADY_RATE, room: main, base: d.url, where: when, ceilingBase: c.url, after, target: !after },
-        ...(directRoom && d.directUrl ? [{ rate: STEADY_RATE, room: directRoom, base: d.directUrl, where: `, straight to workerd${when}`, ceilingBase: c.directUrl, after, target: !after }] : []),
+        { rate: STEADY_RATE, room: main, base: d.url, where: when, peers: { ceiling: c.url, floorRoom: FLOOR_FRONT }, after, target: !after },
+        ...(directRoom && d.directUrl && c.directUrl
+          ? [{ rate: STEADY_RATE, room: directRoom, base: d.directUrl, where: `, straight to workerd${when}`, peers: { ceiling: c.directUrl, floorRoom: FLOOR_DIRECT }, after, target: !after }]
+          : []),
         ...(after ? [] : [{ rate: 25, room: main, base: d.url, where: '', after, target: false }]),
       ];
       for (const phase of phases) await steadyPhase(phase, meter);
@@ -499,8 +566,10 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
       progress(`chat: storage on disk (${persistDisk}): opening ${diskSpecs.length} more viewers`);
       await viewers.command({ type: 'open', viewers: diskSpecs }, 'opened');
       const onDisk = ', local storage on disk';
-      await steadyPhase({ rate: STEADY_RATE, room: diskFront!, base: dd.url, where: onDisk, ceilingBase: c.url, after: false, target: false }, diskMeter);
-      await steadyPhase({ rate: STEADY_RATE, room: diskDirect!, base: dd.directUrl, where: `, straight to workerd${onDisk}`, ceilingBase: c.directUrl, after: false, target: false }, diskMeter);
+      await steadyPhase({ rate: STEADY_RATE, room: diskFront!, base: dd.url, where: onDisk, peers: { ceiling: c.url }, after: false, target: false }, diskMeter);
+      if (c.directUrl) {
+        await steadyPhase({ rate: STEADY_RATE, room: diskDirect!, base: dd.directUrl, where: `, straight to workerd${onDisk}`, peers: { ceiling: c.directUrl }, after: false, target: false }, diskMeter);
+      }
       const diskTotals = { ok: 0, seconds: 0 };
       const diskRun = await throughput(dd.directUrl, diskDirect!, 'one room direct, storage on disk', c.directUrl, diskTotals, diskMeter);
       r.add({ scenario: S, metric: `one room, 100 viewers, straight to workerd${onDisk}: accepted posts/s`, value: diskRun.rate, unit: 'posts/s', peer: 'ceiling Worker (straight to workerd)', peerValue: diskTotals.ok / diskTotals.seconds });
