@@ -29,10 +29,10 @@ export class FanOutFloor extends DurableObject<Env> {
     for (const ws of ctx.getWebSockets()) this.live.add(ws);
   }
 
-  /** One post: the next seq, one frame sent to every viewer now, the seq answered. */
-  post(roomId: string, body: string): number {
+  /** One post: the next seq, one frame sent to every viewer now, the seq answered. `pad` characters make the frame as long as Switchboard's. */
+  post(roomId: string, body: string, pad: number): number {
     const seq = ++this.seq;
-    const frame = JSON.stringify({ type: 'messages', messages: [{ id: String(seq), roomId, seq, body, createdAt: new Date().toISOString() }] });
+    const frame = JSON.stringify({ type: 'messages', messages: [{ id: String(seq), roomId, seq, body, pad: 'x'.repeat(pad), createdAt: new Date().toISOString() }] });
     for (const ws of this.live) ws.send(frame);
     return seq;
   }
@@ -53,12 +53,14 @@ export class FanOutFloor extends DurableObject<Env> {
 
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
-    const floor = FLOOR_PATH.exec(new URL(request.url).pathname);
+    const url = new URL(request.url);
+    const floor = FLOOR_PATH.exec(url.pathname);
     if (floor) {
       const room = floor[1]!;
       const stub = env.FLOOR.get(env.FLOOR.idFromName(room));
       if (floor[2]) return stub.fetch(request);
-      const seq = await stub.post(room, await request.text());
+      const pad = Math.min(Math.max(Number(url.searchParams.get('pad')) || 0, 0), 100_000);
+      const seq = await stub.post(room, await request.text(), pad);
       return Response.json({ deliveries: [{ roomId: room, messageId: String(seq), seq }] });
     }
     // Read the body, as the real webhook does, so the request is fully received before answering.
