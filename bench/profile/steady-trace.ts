@@ -122,6 +122,9 @@ async function main(): Promise<void> {
       console.log(leg('POST start -> first viewer', traces.map((t) => t.firstViewer)));
       console.log(leg('POST start -> last viewer', traces.map((t) => t.lastViewer)));
       console.log(leg('first viewer -> last viewer', traces.map((t) => t.lastViewer - t.firstViewer)));
+      const frames = collected.reports.reduce((n, r) => n + r.frames, 0);
+      const received = collected.reports.reduce((n, r) => n + r.seqs.length, 0);
+      console.log(`messages per frame (mean over the viewers): ${(received / Math.max(1, frames)).toFixed(2)}`);
       const p99 = percentile(traces.map((t) => t.lastViewer), 99);
       const slow = traces.filter((t) => t.lastViewer >= p99).sort((a, b) => a.at - b.at);
       console.log(`messages at or over the p99 (${p99.toFixed(1)} ms), on the timeline (ms since the first POST: answer / first / last viewer):`);
