@@ -22,6 +22,8 @@ export class FanOutFloor extends DurableObject<Env> {
   /** In memory only: after the object hibernates it counts again from 1 (each timed phase resets the viewers first). */
   private seq = 0;
   private readonly live = new Set<WebSocket>();
+  /** The padding string, built once per length rather than per post (the floor's post path stays minimal). */
+  private padding = '';
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -32,7 +34,8 @@ export class FanOutFloor extends DurableObject<Env> {
   /** One post: the next seq, one frame sent to every viewer now, the seq answered. `pad` characters make the frame as long as Switchboard's. */
   post(roomId: string, body: string, pad: number): number {
     const seq = ++this.seq;
-    const frame = JSON.stringify({ type: 'messages', messages: [{ id: String(seq), roomId, seq, body, pad: 'x'.repeat(pad), createdAt: new Date().toISOString() }] });
+    if (this.padding.length !== pad) this.padding = 'x'.repeat(pad);
+    const frame = JSON.stringify({ type: 'messages', messages: [{ id: String(seq), roomId, seq, body, pad: this.padding, createdAt: new Date().toISOString() }] });
     for (const ws of this.live) ws.send(frame);
     return seq;
   }
