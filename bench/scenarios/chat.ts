@@ -332,6 +332,8 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
     // ceiling Worker too, and its tail latency grows with the requests it has served (README,
     // "Steady rate"); the second pass shows how much on this run's own processes.
     const steadySeconds = o.quick ? 2 : 10;
+    /** The target's phases (200 posts/s, fresh runtime) in slices alternating with the peers' (steadyPhase). */
+    const targetSlices = o.quick ? 1 : 3;
     const warmupSeconds = o.quick ? 0.5 : 2;
     // The same 200 posts/s straight to workerd as well (posters and viewers), when reachable:
     // wrangler's proxy relays every frame to every viewer on its one thread, and the POSTs queue
@@ -380,21 +382,63 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
         achieved: steady.filter((x) => x.status === 200).length / steadySeconds,
       };
     };
-    type SteadyPhase = { rate: number; room: Room; base: string; where: string; peers?: { ceiling: string; floorRoom?: string }; after: boolean; target: boolean };
-    const steadyPhase = async ({ rate, room, base, where, peers, after, target }: SteadyPhase, meterOf: () => CpuMeter) => {
-      const run = await timeSteady(hookUrl(base, room), room.id, rate, meterOf);
+    type SteadyRun = Awaited<ReturnType<typeof timeSteady>>;
+    /** Slices of one phase as one run: every message of every slice counts once in the percentiles. */
+    const pool = (runs: SteadyRun[]): SteadyRun => {
+      const cpu = { wallSeconds: 0, machineBusy: 0, perProcess: {} as Record<string, number> };
+      for (const x of runs) {
+        cpu.wallSeconds += x.cpu.wallSeconds;
+        cpu.machineBusy += x.cpu.machineBusy;
+        for (const [name, seconds] of Object.entries(x.cpu.perProcess)) cpu.perProcess[name] = (cpu.perProcess[name] ?? 0) + seconds;
+      }
+      // Perfect viewers: the fewest of any slice (exact when every slice has all of them; an upper bound otherwise).
+      const check = { ...runs[0]!.check };
+      for (const x of runs.slice(1)) {
+        check.accepted += x.check.accepted;
+        check.perfect = Math.min(check.perfect, x.check.perfect);
+        check.missing += x.check.missing;
+        check.duplicates += x.check.duplicates;
+        check.outOfOrder += x.check.outOfOrder;
+        check.unexpected += x.check.unexpected;
+      }
+      return {
+        steady: runs.flatMap((x) => x.steady),
+        cpu,
+        all: runs.flatMap((x) => x.all),
+        perMessage: runs.flatMap((x) => x.perMessage),
+        check,
+        achieved: runs.reduce((sum, x) => sum + x.achieved, 0) / runs.length,
+      };
+    };
+    /**
+     * `slices` > 1: the phase is cut into that many slices of `steadySeconds`, each followed by the
+     * peers' slices at the same rate, and each side's slices are pooled. The machine's speed drifts
+     * 2-3x between minutes (one 10 s phase met 58 ms in a slow minute and 25 ms in a fast one, the
+     * floor 24 and 14 with it): alternating makes both sides see the same minutes, and three times
+     * the messages make the p99 rest on 60 messages instead of 20.
+     */
+    type SteadyPhase = { rate: number; room: Room; base: string; where: string; peers?: { ceiling: string; floorRoom?: string }; after: boolean; target: boolean; slices?: number };
+    const steadyPhase = async ({ rate, room, base, where, peers, after, target, slices = 1 }: SteadyPhase, meterOf: () => CpuMeter) => {
       const label = `steady ${rate} posts/s${where}`;
-      progress(`chat ${label}: ${run.achieved.toFixed(0)} posts/s accepted, statuses ${JSON.stringify(statusCounts(run.steady))}, deliveries ${JSON.stringify(run.check)}`);
-      let ceilingPosts: PostOutcome[] | undefined;
-      let floor: Awaited<ReturnType<typeof timeSteady>> | undefined;
-      if (peers) {
+      const runs: SteadyRun[] = [];
+      const floors: SteadyRun[] = [];
+      const ceilingPosts: PostOutcome[] = [];
+      for (let slice = 1; slice <= slices; slice++) {
+        const part = slices > 1 ? ` (slice ${slice} of ${slices})` : '';
+        const run = await timeSteady(hookUrl(base, room), room.id, rate, meterOf);
+        runs.push(run);
+        progress(`chat ${label}${part}: p99 to the last viewer ${percentile(run.perMessage, 99).toFixed(1)} ms, ${run.achieved.toFixed(0)} posts/s accepted, statuses ${JSON.stringify(statusCounts(run.steady))}, deliveries ${JSON.stringify(run.check)}`);
+        if (!peers) continue;
         await openLoop(`${peers.ceiling}/`, rate, warmupSeconds, 'ceiling');
-        ceilingPosts = await openLoop(`${peers.ceiling}/`, rate, steadySeconds, 'ceiling');
+        ceilingPosts.push(...(await openLoop(`${peers.ceiling}/`, rate, steadySeconds, 'ceiling')));
         if (peers.floorRoom) {
-          floor = await timeSteady(floorUrl(peers.ceiling, peers.floorRoom), peers.floorRoom, rate, ceilingMeter);
-          progress(`chat ${label}, fan-out floor: ${floor.achieved.toFixed(0)} posts/s accepted, deliveries ${JSON.stringify(floor.check)}`);
+          const floor = await timeSteady(floorUrl(peers.ceiling, peers.floorRoom), peers.floorRoom, rate, ceilingMeter);
+          floors.push(floor);
+          progress(`chat ${label}, fan-out floor${part}: p99 to the last viewer ${percentile(floor.perMessage, 99).toFixed(1)} ms, ${floor.achieved.toFixed(0)} posts/s accepted, deliveries ${JSON.stringify(floor.check)}`);
         }
       }
+      const run = pool(runs);
+      const floor = floors.length > 0 ? pool(floors) : undefined;
       const p99 = percentile(run.perMessage, 99);
       const metric = `${label}${rate === STEADY_RATE || after ? '' : ' (below capacity)'}: p99 POST start → receipt at the last of ${VIEWERS} viewers`;
       r.add({
@@ -418,7 +462,7 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
         metric: `  ${label}: p99 POST answer time`,
         value: percentile(run.steady.map((x) => x.t1 - x.t0), 99),
         unit: 'ms',
-        ...(ceilingPosts ? { peer: `ceiling Worker at ${rate}/s, p99`, peerValue: percentile(ceilingPosts.map((x) => x.t1 - x.t0), 99) } : {}),
+        ...(ceilingPosts.length > 0 ? { peer: `ceiling Worker at ${rate}/s, p99`, peerValue: percentile(ceilingPosts.map((x) => x.t1 - x.t0), 99) } : {}),
       });
       r.add({ scenario: S, metric: `  ${label}: accepted posts/s`, value: run.achieved, unit: 'posts/s' });
       const cores = (name: string) => ((run.cpu.perProcess[name] ?? 0) / run.cpu.wallSeconds).toFixed(2);
@@ -437,7 +481,8 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
       });
       detail[label] = {
         rate,
-        seconds: steadySeconds,
+        seconds: steadySeconds * slices,
+        slices,
         achieved: run.achieved,
         check: run.check,
         lastViewer: summary(run.perMessage),
@@ -448,9 +493,9 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
     const steadyPhases = async (after: boolean) => {
       const when = after ? ', after the throughput phases' : '';
       const phases: SteadyPhase[] = [
-        { rate: STEADY_RATE, room: main, base: d.url, where: when, peers: { ceiling: c.url, floorRoom: FLOOR_FRONT }, after, target: !after },
+        { rate: STEADY_RATE, room: main, base: d.url, where: when, peers: { ceiling: c.url, floorRoom: FLOOR_FRONT }, after, target: !after, slices: after ? 1 : targetSlices },
         ...(directRoom && d.directUrl && c.directUrl
-          ? [{ rate: STEADY_RATE, room: directRoom, base: d.directUrl, where: `, straight to workerd${when}`, peers: { ceiling: c.directUrl, floorRoom: FLOOR_DIRECT }, after, target: !after }]
+          ? [{ rate: STEADY_RATE, room: directRoom, base: d.directUrl, where: `, straight to workerd${when}`, peers: { ceiling: c.directUrl, floorRoom: FLOOR_DIRECT }, after, target: !after, slices: after ? 1 : targetSlices }]
           : []),
         ...(after ? [] : [{ rate: 25, room: main, base: d.url, where: '', after, target: false }]),
       ];
