@@ -11,10 +11,15 @@ export default defineConfig(async () => {
           // Inside workerd (real D1, Durable Objects and WebSockets), through the Worker's own fetch.
           plugins: [
             cloudflareTest({
-              main: './src/index.ts',
+              main: './test/support/worker-entry.ts',
               wrangler: { configPath: './wrangler.toml' },
               miniflare: {
                 bindings: { TEST_MIGRATIONS: migrations, ADMIN_TOKEN: 'test-admin-token' },
+                // Rooms in this Worker (test/support/worker-entry.ts), not in the rooms Worker of script_name.
+                durableObjects: {
+                  ROOMS: { className: 'RoomObject', useSQLite: true },
+                  WEBHOOK_GATES: { className: 'WebhookGate', useSQLite: true },
+                },
               },
             }),
           ],

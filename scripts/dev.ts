@@ -2,13 +2,14 @@
  * `npm run dev`: the service on its embedded default, ready to poke at.
  * 1. Writes `.dev.vars` with a fresh ADMIN_TOKEN when there is none (git-ignored).
  * 2. Applies the D1 migrations to the local database.
- * 3. Starts `wrangler dev` (local D1 and Durable Objects, offline).
+ * 3. Starts `wrangler dev` with both Workers (the main one and the rooms Worker; local D1 and Durable Objects, offline).
  * 4. When the database has no conversations yet: ingests seven days of simulated traffic ending now.
  * 5. Creates (or finds) the demo chat room and its webhook.
  * 6. Prints the URLs, the dev token and ready-to-run curl lines; Ctrl-C stops everything.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { simulateConversations } from './simulator';
 import { ingestOverHttp } from './dev/http-ingest';
@@ -19,6 +20,9 @@ const BASE = `http://127.0.0.1:${PORT}`;
 const DEMO_DAYS = 7;
 const DEMO_CONVERSATIONS = Number(process.env.DEMO_CONVERSATIONS ?? 50_000);
 const DEMO_SEED = 42;
+const ROOMS_CONFIG = 'src/chat/rooms-worker/wrangler.toml';
+/** Where `wrangler dev` keeps local Durable Object storage, one folder per Worker and class. */
+const STATE_DIR = path.join('.wrangler', 'state', 'v3', 'do');
 
 function log(line: string): void {
   process.stderr.write(`[dev] ${line}\n`);
@@ -82,13 +86,31 @@ async function loadDemoData(token: string): Promise<void> {
   log(`demo data loaded: ${totals.conversations} conversations, ${totals.observations} observations in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
+/**
+ * Rooms were served by the main Worker before they had a Worker of their own; a local state from then
+ * keeps their storage under the main Worker's name. Moved once, so those rooms keep their log and seq
+ * (a deployment moves the class with a `transferred_classes` migration instead; README, "Deploying").
+ */
+function moveRoomsState(): void {
+  const old = path.join(STATE_DIR, 'switchboard-RoomObject');
+  const now = path.join(STATE_DIR, 'switchboard-rooms-RoomObject');
+  if (existsSync(old) && !existsSync(now)) {
+    renameSync(old, now);
+    log(`moved the rooms' local storage to ${now} (rooms now run in the rooms Worker)`);
+  }
+}
+
 async function main(): Promise<void> {
   const token = ensureDevVars();
   log('applying migrations to the local D1 database');
   wrangler(['d1', 'migrations', 'apply', 'DB', '--local']);
   const empty = conversationCount() === 0;
 
-  const child = spawn('npx', ['wrangler', 'dev', '--port', String(PORT), '--ip', '127.0.0.1'], { stdio: ['ignore', 'inherit', 'inherit'] });
+  moveRoomsState();
+  // Both Workers in one wrangler dev: the main one (first, on PORT) and the rooms Worker it binds ROOMS to.
+  const child = spawn('npx', ['wrangler', 'dev', '-c', 'wrangler.toml', '-c', ROOMS_CONFIG, '--port', String(PORT), '--ip', '127.0.0.1'], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   const stop = () => {
     child.kill('SIGINT');
   };

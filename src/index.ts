@@ -1,6 +1,6 @@
 import { createApp } from './app';
 
-export { RoomObject } from './chat/room-object';
+// RoomObject is served by the rooms Worker (src/chat/rooms-worker), bound as ROOMS by script_name.
 export { WebhookGate } from './chat/webhook-gate';
 
 const app = createApp();

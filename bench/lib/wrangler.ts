@@ -14,6 +14,8 @@ import path from 'node:path';
 import { descendants, listeningPorts, memory, processInfo, type ProcInfo } from './proc';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
+/** The rooms Worker's config (RoomObject in an isolate of its own), relative to the project root. */
+const ROOMS_CONFIG = path.join('src', 'chat', 'rooms-worker', 'wrangler.toml');
 const WRANGLER_BIN = path.join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
 
 function runWrangler(args: string[], cwd = ROOT): string {
@@ -29,35 +31,40 @@ function runWrangler(args: string[], cwd = ROOT): string {
 
 /**
  * Bundles the Worker as it is now into `dir/bundle/index.js` and writes `dir/wrangler.toml` pointing
- * at it (same bindings and database id as the project's wrangler.toml). Returns the config path and
- * whether the snapshot is fresh. When src/ does not build (someone is mid-edit) and an earlier
+ * at it (same bindings and database id as the project's wrangler.toml), and the rooms Worker likewise
+ * into `dir/rooms-bundle` and `dir/rooms.wrangler.toml`. Returns both config paths (main first, for
+ * `startDev`) and whether the snapshot is fresh. When src/ does not build (someone is mid-edit) and an earlier
  * snapshot exists, that one is used (`fresh: false`); `reuse` asks for the earlier one outright.
  */
-export function snapshotWorker(dir: string, reuse = false): { config: string; fresh: boolean; builtAt: string } {
+export function snapshotWorker(dir: string, reuse = false): { config: string[]; fresh: boolean; builtAt: string } {
   mkdirSync(dir, { recursive: true });
-  const bundle = path.join(dir, 'bundle');
-  const configPath = path.join(dir, 'wrangler.toml');
+  // Both Workers: the main one and the rooms Worker it binds ROOMS to (src/chat/rooms-worker).
+  const workers = [
+    { source: path.join(ROOT, 'wrangler.toml'), bundle: 'bundle', config: 'wrangler.toml' },
+    { source: path.join(ROOT, ROOMS_CONFIG), bundle: 'rooms-bundle', config: 'rooms.wrangler.toml' },
+  ];
+  const configs = workers.map((w) => path.join(dir, w.config));
   const stampPath = path.join(dir, 'built-at.txt');
-  const earlier = existsSync(path.join(bundle, 'index.js')) && existsSync(configPath);
-  if (reuse && earlier) return { config: configPath, fresh: false, builtAt: readFileSync(stampPath, 'utf8') };
-  const next = path.join(dir, 'bundle-next');
-  rmSync(next, { recursive: true, force: true });
+  const earlier = workers.every((w) => existsSync(path.join(dir, w.bundle, 'index.js')) && existsSync(path.join(dir, w.config)));
+  if (reuse && earlier) return { config: configs, fresh: false, builtAt: readFileSync(stampPath, 'utf8') };
+  for (const w of workers) rmSync(path.join(dir, `${w.bundle}-next`), { recursive: true, force: true });
   try {
-    runWrangler(['deploy', '--dry-run', '--outdir', next]);
+    for (const w of workers) runWrangler(['deploy', '--dry-run', '--config', w.source, '--outdir', path.join(dir, `${w.bundle}-next`)]);
   } catch (err) {
     if (!earlier) throw err;
-    return { config: configPath, fresh: false, builtAt: readFileSync(stampPath, 'utf8') };
+    return { config: configs, fresh: false, builtAt: readFileSync(stampPath, 'utf8') };
   }
-  rmSync(bundle, { recursive: true, force: true });
-  renameSync(next, bundle);
-  const original = readFileSync(path.join(ROOT, 'wrangler.toml'), 'utf8');
-  const config = original
-    .replace(/^main\s*=.*$/m, 'main = "bundle/index.js"\nno_bundle = true')
-    .replace(/^migrations_dir\s*=.*$/m, `migrations_dir = ${JSON.stringify(path.join(ROOT, 'migrations'))}`);
-  writeFileSync(configPath, config);
+  for (const w of workers) {
+    rmSync(path.join(dir, w.bundle), { recursive: true, force: true });
+    renameSync(path.join(dir, `${w.bundle}-next`), path.join(dir, w.bundle));
+    const config = readFileSync(w.source, 'utf8')
+      .replace(/^main\s*=.*$/m, `main = "${w.bundle}/index.js"\nno_bundle = true`)
+      .replace(/^migrations_dir\s*=.*$/m, `migrations_dir = ${JSON.stringify(path.join(ROOT, 'migrations'))}`);
+    writeFileSync(path.join(dir, w.config), config);
+  }
   const builtAt = new Date().toISOString();
   writeFileSync(stampPath, builtAt);
-  return { config: configPath, fresh: true, builtAt };
+  return { config: configs, fresh: true, builtAt };
 }
 
 /** Applies the project's D1 migrations to the local database under `persistTo`. */
@@ -92,7 +99,8 @@ export interface DevServer {
 
 export interface StartOptions {
   /** The wrangler config to run (the directory holding it is the working directory). */
-  config: string;
+  /** One config, or several Workers in one `wrangler dev` (the first serves the port). */
+  config: string | string[];
   port: number;
   inspectorPort: number;
   persistTo?: string;
@@ -106,11 +114,11 @@ export interface StartOptions {
 }
 
 export async function startDev(opts: StartOptions): Promise<DevServer> {
+  const configs = typeof opts.config === 'string' ? [opts.config] : opts.config;
   const args = [
     WRANGLER_BIN,
     'dev',
-    '--config',
-    opts.config,
+    ...configs.flatMap((c) => ['--config', c]),
     '--port',
     String(opts.port),
     '--ip',
@@ -124,7 +132,7 @@ export async function startDev(opts: StartOptions): Promise<DevServer> {
   if (opts.persistTo) args.push('--persist-to', opts.persistTo);
   for (const [k, v] of Object.entries(opts.vars ?? {})) args.push('--var', `${k}:${v}`);
   const child = spawn(process.execPath, args, {
-    cwd: path.dirname(opts.config),
+    cwd: path.dirname(configs[0]!),
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, CI: '1', WRANGLER_SEND_METRICS: 'false' },
   });

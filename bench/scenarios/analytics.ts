@@ -39,7 +39,7 @@ export interface AnalyticsContext {
   quick: boolean;
   spec: SimSpec;
   token: string;
-  workerConfig: string;
+  workerConfig: string[];
   reuse: boolean;
   inFlight: number;
   runs: number;

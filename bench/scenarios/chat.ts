@@ -27,7 +27,7 @@ import { migrate, ROOT, startDev, type DevServer } from '../lib/wrangler';
 export interface ChatOptions {
   results: Results;
   token: string;
-  workerConfig: string;
+  workerConfig: string[];
   quick: boolean;
   throughputSeconds: number;
   detail: Record<string, unknown>;

@@ -119,6 +119,9 @@ export async function startDevServer(): Promise<DevServer> {
         process.execPath,
         [
           WRANGLER, 'dev',
+          // The main Worker (first: it serves the port) and the rooms Worker it binds ROOMS to, as deployed.
+          '--config', 'wrangler.toml',
+          '--config', 'src/chat/rooms-worker/wrangler.toml',
           '--port', String(port),
           '--ip', '127.0.0.1',
           '--persist-to', persistDir,
