@@ -87,26 +87,28 @@ async function loadDemoData(token: string): Promise<void> {
 }
 
 /**
- * Rooms were served by the main Worker before they had a Worker of their own; a local state from then
- * keeps their storage under the main Worker's name. Moved once, so those rooms keep their log and seq
- * (a deployment moves the class with a `transferred_classes` migration instead; README, "Deploying").
+ * Rooms were served by the main Worker before they had a Worker of their own, and a local state from
+ * then keeps their storage under the main Worker's name. The rooms Worker cannot take it over (a room's
+ * object id depends on its namespace), and such a room would start its seq again, so its new messages
+ * would collide with its old ones in D1: stop and say so. (A deployment moves the class with a
+ * `transferred_classes` migration instead, which keeps the objects; README, `npm run deploy`.)
  */
-function moveRoomsState(): void {
+function refuseOldRoomsState(): void {
   const old = path.join(STATE_DIR, 'switchboard-RoomObject');
-  const now = path.join(STATE_DIR, 'switchboard-rooms-RoomObject');
-  if (existsSync(old) && !existsSync(now)) {
-    renameSync(old, now);
-    log(`moved the rooms' local storage to ${now} (rooms now run in the rooms Worker)`);
-  }
+  if (!existsSync(old)) return;
+  throw new Error(
+    `${old} holds rooms from before they ran in their own Worker (src/chat/rooms-worker), which cannot read it. ` +
+      'Delete .wrangler/state to start over (the demo data is loaded again).',
+  );
 }
 
 async function main(): Promise<void> {
+  refuseOldRoomsState();
   const token = ensureDevVars();
   log('applying migrations to the local D1 database');
   wrangler(['d1', 'migrations', 'apply', 'DB', '--local']);
   const empty = conversationCount() === 0;
 
-  moveRoomsState();
   // Both Workers in one wrangler dev: the main one (first, on PORT) and the rooms Worker it binds ROOMS to.
   const child = spawn('npx', ['wrangler', 'dev', '-c', 'wrangler.toml', '-c', ROOMS_CONFIG, '--port', String(PORT), '--ip', '127.0.0.1'], {
     stdio: ['ignore', 'inherit', 'inherit'],
