@@ -305,8 +305,8 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
     const d = dev;
     const meter = () =>
       new CpuMeter(() => ({ 'workerd (Worker)': d.workerPid, 'workerd (proxy)': d.proxyPid, 'wrangler (node)': d.wranglerPid, viewers: viewers.pid }));
-    const cw = ceiling;
-    const ceilingMeter = () => new CpuMeter(() => ({ 'workerd (Worker)': cw.workerPid, 'workerd (proxy)': cw.proxyPid, viewers: viewers.pid }));
+    const c = ceiling;
+    const ceilingMeter = () => new CpuMeter(() => ({ 'workerd (Worker)': c.workerPid, 'workerd (proxy)': c.proxyPid, viewers: viewers.pid }));
 
     // ---- rooms: proxy phase, direct phase, deflate phase, then the 50-room phase ------------------
     const main = (await setUpRooms(d.url, o.token, 1, 'one room'))[0]!;
@@ -320,8 +320,8 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
     for (let i = 0; i < VIEWERS; i++) specs.push({ id: id++, room: deflateRoom.id, url: wsUrl(d.url, deflateRoom), token: o.token, deflate: true });
     for (const room of many) for (let i = 0; i < 2; i++) specs.push({ id: id++, room: room.id, url: wsUrl(d.url, room), token: o.token });
     // The fan-out floor's rooms in the ceiling Worker: one reached through its front port, one straight to its workerd.
-    for (let i = 0; i < VIEWERS; i++) specs.push({ id: id++, room: FLOOR_FRONT, url: floorWsUrl(cw.url, FLOOR_FRONT), token: '' });
-    if (cw.directUrl) for (let i = 0; i < VIEWERS; i++) specs.push({ id: id++, room: FLOOR_DIRECT, url: floorWsUrl(cw.directUrl, FLOOR_DIRECT), token: '' });
+    for (let i = 0; i < VIEWERS; i++) specs.push({ id: id++, room: FLOOR_FRONT, url: floorWsUrl(c.url, FLOOR_FRONT), token: '' });
+    if (c.directUrl) for (let i = 0; i < VIEWERS; i++) specs.push({ id: id++, room: FLOOR_DIRECT, url: floorWsUrl(c.directUrl, FLOOR_DIRECT), token: '' });
     progress(`chat: opening ${specs.length} WebSocket viewers`);
     await viewers.command({ type: 'open', viewers: specs }, 'opened');
 
@@ -342,7 +342,6 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
     // ceiling Worker (its POST answer times are what this machine, wrangler's proxy and the client
     // give a request) and the fan-out floor with its own 100 viewers (the least a room can do: its
     // p99 to the last viewer is what the runtime gives the target's measure here, in this minute).
-    const c = ceiling;
     /**
      * An open loop at `rate` to `postUrl` after `warmupSeconds` of it untimed, and the receipts of
      * `roomId`'s viewers. Warm-up: a fresh isolate compiles the post path in its first ~100 ms, and
