@@ -218,3 +218,25 @@ export function summarizeProfile(profile: CdpProfile, moduleOf: ((url: string, l
   const sorted = (m: Map<string, number>) => [...m].map(([name, ms]) => ({ name, ms })).sort((a, b) => b.ms - a.ms);
   return { totalMs: total, idleMs: idle, functions: sorted(fn), modules: sorted(mod) };
 }
+
+/** V8 heap in use (`Runtime.getHeapUsage`) of each named isolate, in bytes: to tell a JS heap that grows from one that does not. */
+export async function heapUsage(targets: Map<string, string>): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const [name, url] of targets) {
+    // An isolate whose one session wrangler holds never opens a second: give up after 3 s.
+    const cdp = await Promise.race([Cdp.open(url), new Promise<undefined>((resolve) => setTimeout(resolve, 3000))]).catch(() => undefined);
+    if (!cdp) continue;
+    try {
+      const { usedSize } = await Promise.race([
+        cdp.send<{ usedSize: number }>('Runtime.getHeapUsage'),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no answer')), 3000)),
+      ]);
+      out.set(name, usedSize);
+    } catch {
+      // not a JS isolate's target
+    } finally {
+      cdp.close();
+    }
+  }
+  return out;
+}

@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/profile/steady-trace.ts [--rate 200] [--seconds 10] [--viewers 100] [--direct] [--rounds N] [--fresh] [--snapshot DIR] [--profile] [--floor]`
+ * `npx tsx bench/profile/steady-trace.ts [--rate 200] [--seconds 10] [--viewers 100] [--direct] [--rounds N] [--fresh] [--snapshot DIR] [--profile] [--floor] [--heap]`
  *
  * Where the tail of the steady-rate target comes from (issue 4, scenario 3): one room with its
  * viewers (the bench's viewer child process), an open loop of posts at `--rate` for `--seconds`,
@@ -16,13 +16,13 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { isUp } from '../lib/http';
-import { CpuMeter } from '../lib/proc';
+import { CpuMeter, memory } from '../lib/proc';
 import { DATA_DIR } from '../lib/sim';
 import { percentile } from '../lib/stats';
 import { storeDir } from '../lib/store';
 import { migrate, ROOT, snapshotWorker, startDev } from '../lib/wrangler';
-import { floorUrl, floorWsUrl, hookUrl, isCeilingUp, openLoop, setUpRooms, Viewers, wsUrl } from '../scenarios/chat';
-import { bundleModules, inspectorTargets, Profiler, type CdpProfile } from './inspector';
+import { floorUrl, floorWsUrl, hookUrl, isCeilingUp, openLoop, setUpRooms, statusLine, Viewers, wsUrl } from '../scenarios/chat';
+import { bundleModules, heapUsage, inspectorTargets, Profiler, type CdpProfile } from './inspector';
 
 const PORT = 8824;
 const INSPECTOR = 8825;
@@ -49,6 +49,7 @@ async function main(): Promise<void> {
       profile: { type: 'boolean' },
       snapshot: { type: 'string' },
       floor: { type: 'boolean' },
+      heap: { type: 'boolean' },
     },
   });
   const rate = Number(values.rate ?? 200);
@@ -116,7 +117,13 @@ async function main(): Promise<void> {
       const leg = (name: string, xs: number[]) =>
         `${name.padEnd(34)} p50 ${percentile(xs, 50).toFixed(1).padStart(6)}  p90 ${percentile(xs, 90).toFixed(1).padStart(6)}  p99 ${percentile(xs, 99).toFixed(1).padStart(6)}  max ${Math.max(...xs).toFixed(1).padStart(6)} ms`;
       const cores = Object.entries(cpu.perProcess).map(([k, v]) => `${k} ${(v / cpu.wallSeconds).toFixed(2)}`).join(', ');
-      console.log(`\nround ${round}: ${accepted.length} of ${posts.length} posts accepted at ${rate}/s ${values.direct ? 'straight to workerd' : 'through the front port'}; CPU: ${cores}`);
+      console.log(`\nround ${round}: ${accepted.length} of ${posts.length} posts accepted at ${rate}/s ${values.direct ? 'straight to workerd' : 'through the front port'}; CPU: ${cores}; ${statusLine(posts)}`);
+      const rss = (pid: number | undefined) => ((pid === undefined ? 0 : (memory(pid)?.rss ?? 0)) / 2 ** 20).toFixed(0);
+      console.log(`RSS after the round: workerd (Worker) ${rss(dev.workerPid)} MiB, workerd (proxy) ${rss(dev.proxyPid)} MiB, wrangler ${rss(dev.wranglerPid)} MiB, viewers ${rss(viewers.pid)} MiB`);
+      if (values.heap) {
+        const heaps = await heapUsage(await inspectorTargets(dev.workerPid, INSPECTOR));
+        console.log(`V8 heap in use after the round: ${[...heaps].map(([k, v]) => `${k} ${(v / 2 ** 20).toFixed(1)} MiB`).join(', ')}`);
+      }
       console.log(`(the phase's first POST at CLOCK_MONOTONIC ${(start / 1000).toFixed(6)} s, workerd pid ${dev.workerPid}, viewers pid ${viewers.pid})`);
       console.log(leg('POST start -> answer', traces.map((t) => t.post)));
       console.log(leg('POST start -> first viewer', traces.map((t) => t.firstViewer)));
@@ -139,6 +146,8 @@ async function main(): Promise<void> {
       }
     }
   } finally {
+    const errors = dev.log().split('\n').filter((line) => /failed|error/i.test(line) && !/Request\.cf|getaddrinfo|GetAddrInfo/.test(line));
+    if (errors.length > 0) console.log(`\nthe Worker logged ${errors.length} error lines; the first:\n${errors.slice(0, 20).join('\n')}`);
     viewers.kill();
     await dev.stop();
     rmSync(persistTo, { recursive: true, force: true });

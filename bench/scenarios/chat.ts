@@ -62,6 +62,8 @@ export interface PostOutcome {
   status: number;
   seq?: number;
   room?: string;
+  /** Anything but a 200: the answer's body (its start), or the client's error. */
+  error?: string;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -118,11 +120,11 @@ async function postOnce(url: string, n: number, room?: string): Promise<PostOutc
   try {
     const { status, text } = await postText(url, messageBody(n));
     const t1 = nowMs();
-    if (status !== 200) return { t0, t1, status, room };
+    if (status !== 200) return { t0, t1, status, room, error: text.slice(0, 300) };
     const seq = (JSON.parse(text) as { deliveries?: { seq: number; roomId: string }[] }).deliveries?.[0]?.seq;
     return { t0, t1, status, seq, room };
-  } catch {
-    return { t0, t1: nowMs(), status: 0, room };
+  } catch (err) {
+    return { t0, t1: nowMs(), status: 0, room, error: String(err) };
   }
 }
 
@@ -222,6 +224,19 @@ function statusCounts(outcomes: PostOutcome[]): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const o of outcomes) counts[o.status] = (counts[o.status] ?? 0) + 1;
   return counts;
+}
+
+/**
+ * The statuses, and for anything but a 200 the first few answers (status and body) with when they
+ * came in the phase: a rare 503 is only understood from its body and the time it came at.
+ */
+export function statusLine(outcomes: PostOutcome[]): string {
+  const failed = outcomes.filter((o) => o.status !== 200);
+  const line = `statuses ${JSON.stringify(statusCounts(outcomes))}`;
+  if (failed.length === 0) return line;
+  const start = Math.min(...outcomes.map((o) => o.t0));
+  const shown = failed.slice(0, 3).map((o) => `${o.status} at +${((o.t0 - start) / 1000).toFixed(2)} s after ${(o.t1 - o.t0).toFixed(0)} ms: ${o.error ?? ''}`);
+  return `${line}; first failures: ${shown.join(' | ')}`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -426,7 +441,7 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
         const part = slices > 1 ? ` (slice ${slice} of ${slices})` : '';
         const run = await timeSteady(hookUrl(base, room), room.id, rate, meterOf);
         runs.push(run);
-        progress(`chat ${label}${part}: p99 to the last viewer ${percentile(run.perMessage, 99).toFixed(1)} ms, ${run.achieved.toFixed(0)} posts/s accepted, statuses ${JSON.stringify(statusCounts(run.steady))}, deliveries ${JSON.stringify(run.check)}`);
+        progress(`chat ${label}${part}: p99 to the last viewer ${percentile(run.perMessage, 99).toFixed(1)} ms, ${run.achieved.toFixed(0)} posts/s accepted, ${statusLine(run.steady)}, deliveries ${JSON.stringify(run.check)}`);
         if (!peers) continue;
         await openLoop(`${peers.ceiling}/`, rate, warmupSeconds, 'ceiling');
         ceilingPosts.push(...(await openLoop(`${peers.ceiling}/`, rate, steadySeconds, 'ceiling')));
@@ -533,7 +548,7 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
       const ok = run.outcomes.filter((x) => x.status === 200);
       const rate = ok.length / run.seconds;
       const latencies = ok.map((x) => x.t1 - x.t0);
-      progress(`chat ${label}: ${rate.toFixed(0)} accepted posts/s, statuses ${JSON.stringify(statusCounts(run.outcomes))}, deliveries ${JSON.stringify(check)}`);
+      progress(`chat ${label}: ${rate.toFixed(0)} accepted posts/s, ${statusLine(run.outcomes)}, deliveries ${JSON.stringify(check)}`);
       const frames = collected.reports.reduce((n, v) => n + v.frames, 0);
       const perFrame = frames > 0 ? collected.reports.reduce((n, v) => n + v.seqs.length, 0) / frames : 0;
       detail[label] = { rate, statuses: statusCounts(run.outcomes), check, cpu, postP50: percentile(latencies, 50), postP99: percentile(latencies, 99), messagesPerFrame: perFrame };
@@ -641,6 +656,11 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
       r.add({ scenario: S, metric: `  viewers with every message once, in order (direct${onDisk})`, value: diskRun.check.perfect, unit: `of ${diskRun.check.viewers}` });
     }
     await viewers.command({ type: 'close' }, 'closed');
+    // What the Worker logged about a failed post (e.g. 'append failed' and the RPC's error), if any.
+    for (const [name, server] of [['Switchboard', dev], ['Switchboard on disk', diskDev]] as const) {
+      const failures = server?.log().split('\n').filter((line) => /failed|error/i.test(line) && !/Request\.cf|getaddrinfo|GetAddrInfo/.test(line));
+      if (failures && failures.length > 0) progress(`chat: ${name}'s Worker logged ${failures.length} error lines; the first:\n${failures.slice(0, 10).join('\n')}`);
+    }
   } catch (err) {
     if (dev) progress(`chat failed; wrangler's output:\n${dev.log().slice(-3000)}`);
     throw err;
