@@ -8,7 +8,7 @@
  * 6. Prints the URLs, the dev token and ready-to-run curl lines; Ctrl-C stops everything.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { simulateConversations } from './simulator';

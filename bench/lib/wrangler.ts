@@ -113,6 +113,14 @@ export interface StartOptions {
   isWorker?: (base: string) => Promise<boolean>;
 }
 
+/**
+ * The lines of a dev server's output that report an error (the Worker's console.error, wrangler's
+ * own), without the offline machine's Request.cf warnings, which every start prints.
+ */
+export function errorLines(log: string): string[] {
+  return log.split('\n').filter((line) => /failed|error/i.test(line) && !/Request\.cf|getaddrinfo|GetAddrInfo/.test(line));
+}
+
 export async function startDev(opts: StartOptions): Promise<DevServer> {
   const configs = typeof opts.config === 'string' ? [opts.config] : opts.config;
   const args = [

@@ -219,19 +219,30 @@ export function summarizeProfile(profile: CdpProfile, moduleOf: ((url: string, l
   return { totalMs: total, idleMs: idle, functions: sorted(fn), modules: sorted(mod) };
 }
 
+/** `promise`, or undefined once `ms` have passed (the timer is cleared either way). */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let clear = () => {};
+  const timeout = new Promise<undefined>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    clear = () => clearTimeout(timer);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clear();
+  }
+}
+
 /** V8 heap in use (`Runtime.getHeapUsage`) of each named isolate, in bytes: to tell a JS heap that grows from one that does not. */
 export async function heapUsage(targets: Map<string, string>): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   for (const [name, url] of targets) {
     // An isolate whose one session wrangler holds never opens a second: give up after 3 s.
-    const cdp = await Promise.race([Cdp.open(url), new Promise<undefined>((resolve) => setTimeout(resolve, 3000))]).catch(() => undefined);
+    const cdp = await within(Cdp.open(url), 3000).catch(() => undefined);
     if (!cdp) continue;
     try {
-      const { usedSize } = await Promise.race([
-        cdp.send<{ usedSize: number }>('Runtime.getHeapUsage'),
-        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no answer')), 3000)),
-      ]);
-      out.set(name, usedSize);
+      const usage = await within(cdp.send<{ usedSize: number }>('Runtime.getHeapUsage'), 3000);
+      if (usage) out.set(name, usage.usedSize);
     } catch {
       // not a JS isolate's target
     } finally {

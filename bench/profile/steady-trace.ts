@@ -20,7 +20,7 @@ import { CpuMeter, memory } from '../lib/proc';
 import { DATA_DIR } from '../lib/sim';
 import { percentile } from '../lib/stats';
 import { storeDir } from '../lib/store';
-import { migrate, ROOT, snapshotWorker, startDev } from '../lib/wrangler';
+import { errorLines, migrate, ROOT, snapshotWorker, startDev } from '../lib/wrangler';
 import { floorUrl, floorWsUrl, hookUrl, isCeilingUp, openLoop, setUpRooms, statusLine, Viewers, wsUrl } from '../scenarios/chat';
 import { bundleModules, heapUsage, inspectorTargets, Profiler, type CdpProfile } from './inspector';
 
@@ -146,7 +146,7 @@ async function main(): Promise<void> {
       }
     }
   } finally {
-    const errors = dev.log().split('\n').filter((line) => /failed|error/i.test(line) && !/Request\.cf|getaddrinfo|GetAddrInfo/.test(line));
+    const errors = errorLines(dev.log());
     if (errors.length > 0) console.log(`\nthe Worker logged ${errors.length} error lines; the first:\n${errors.slice(0, 20).join('\n')}`);
     viewers.kill();
     await dev.stop();

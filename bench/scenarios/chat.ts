@@ -22,7 +22,7 @@ import { CpuMeter } from '../lib/proc';
 import { progress, type Results } from '../lib/results';
 import { storeDir, storeKind } from '../lib/store';
 import { percentile, sleep } from '../lib/stats';
-import { migrate, ROOT, startDev, type DevServer } from '../lib/wrangler';
+import { errorLines, migrate, ROOT, startDev, type DevServer } from '../lib/wrangler';
 
 export interface ChatOptions {
   results: Results;
@@ -658,8 +658,8 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
     await viewers.command({ type: 'close' }, 'closed');
     // What the Worker logged about a failed post (e.g. 'append failed' and the RPC's error), if any.
     for (const [name, server] of [['Switchboard', dev], ['Switchboard on disk', diskDev]] as const) {
-      const failures = server?.log().split('\n').filter((line) => /failed|error/i.test(line) && !/Request\.cf|getaddrinfo|GetAddrInfo/.test(line));
-      if (failures && failures.length > 0) progress(`chat: ${name}'s Worker logged ${failures.length} error lines; the first:\n${failures.slice(0, 10).join('\n')}`);
+      const failures = server ? errorLines(server.log()) : [];
+      if (failures.length > 0) progress(`chat: ${name}'s Worker logged ${failures.length} error lines; the first:\n${failures.slice(0, 10).join('\n')}`);
     }
   } catch (err) {
     if (dev) progress(`chat failed; wrangler's output:\n${dev.log().slice(-3000)}`);

@@ -6,8 +6,8 @@
  * Every post carries an Idempotency-Key. An answer is *definite* when it says what happened: 200
  * (stored, with its seq), 429 and a 503 saying "nothing was stored" (absent). A post whose request
  * failed in flight (connection error, timeout, a 503 saying the room did not confirm, wrangler dev's
- * proxy's own 503, 409 while its key is still held) may or may not be stored, so it is retried with the same key until a definite
- * answer; once a post was uncertain only 200 counts as definite (a 429 then says nothing about the
+ * proxy's own 503, 409 while its key is still held) may or may not be stored, so it is retried with
+ * the same key until a definite answer; once a post was uncertain only 200 counts as definite (a 429 then says nothing about the
  * earlier attempt). Assertions are on definite answers only.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
