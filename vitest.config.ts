@@ -11,15 +11,10 @@ export default defineConfig(async () => {
           // Inside workerd (real D1, Durable Objects and WebSockets), through the Worker's own fetch.
           plugins: [
             cloudflareTest({
-              main: './test/support/worker-entry.ts',
+              // The Worker as deployed: its own entry and config, Durable Objects included.
               wrangler: { configPath: './wrangler.toml' },
               miniflare: {
                 bindings: { TEST_MIGRATIONS: migrations, ADMIN_TOKEN: 'test-admin-token' },
-                // Rooms in this Worker (test/support/worker-entry.ts), not in the rooms Worker of script_name.
-                durableObjects: {
-                  ROOMS: { className: 'RoomObject', useSQLite: true },
-                  WEBHOOK_GATES: { className: 'WebhookGate', useSQLite: true },
-                },
               },
             }),
           ],
@@ -29,10 +24,12 @@ export default defineConfig(async () => {
             name: 'workers',
             include: ['test/**/*.test.ts'],
             exclude: [...configDefaults.exclude, 'test/e2e/**'],
+            // Builds the room page into dist/page, the static assets the Worker serves it from.
+            globalSetup: ['./test/setup/build-page.ts'],
             setupFiles: ['./test/setup/apply-migrations.ts'],
-            // Org settings (service level) are shared state; files run one at a time so a test that
-            // changes them cannot race a query in another file.
-            fileParallelism: false,
+            // Storage (D1, Durable Objects) is isolated per test file, so files run side by side.
+            fileParallelism: true,
+            maxWorkers: 2,
             testTimeout: 60_000,
             hookTimeout: 60_000,
             // Not 0: vitest would put a one-worker project at groupOrder 0 into a group of its own, run last.
@@ -47,6 +44,8 @@ export default defineConfig(async () => {
             include: ['test/e2e/**/*.test.ts'],
             environment: 'node',
             pool: 'forks',
+            // wrangler dev builds the page itself ([build]); built here too, so a build error fails fast.
+            globalSetup: ['./test/setup/build-page.ts'],
             // Each file starts its own wrangler dev and loads the machine; one at a time.
             fileParallelism: false,
             testTimeout: 180_000,

@@ -35,29 +35,33 @@ const USAGE = `Usage: npm run bench -- [options]
   -h, --help              this text
 `;
 
+function parseOptions() {
+  return parseArgs({
+    args: process.argv.slice(2),
+    strict: true,
+    allowPositionals: false,
+    options: {
+      quick: { type: 'boolean' },
+      only: { type: 'string' },
+      reuse: { type: 'boolean' },
+      conversations: { type: 'string' },
+      days: { type: 'string' },
+      'in-flight': { type: 'string' },
+      runs: { type: 'string' },
+      'raw-peer': { type: 'string' },
+      'chat-seconds': { type: 'string' },
+      out: { type: 'string' },
+      store: { type: 'string' },
+      'keep-snapshot': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  }).values;
+}
+
 async function main(): Promise<number> {
-  let values;
+  let values: ReturnType<typeof parseOptions>;
   try {
-    values = parseArgs({
-      args: process.argv.slice(2),
-      strict: true,
-      allowPositionals: false,
-      options: {
-        quick: { type: 'boolean' },
-        only: { type: 'string' },
-        reuse: { type: 'boolean' },
-        conversations: { type: 'string' },
-        days: { type: 'string' },
-        'in-flight': { type: 'string' },
-        runs: { type: 'string' },
-        'raw-peer': { type: 'string' },
-        'chat-seconds': { type: 'string' },
-        out: { type: 'string' },
-        store: { type: 'string' },
-        'keep-snapshot': { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }).values;
+    values = parseOptions();
   } catch (err) {
     process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
     return 2;
@@ -73,7 +77,8 @@ async function main(): Promise<number> {
     return n;
   };
   const quick = values.quick === true;
-  if (values.store !== undefined && values.store !== 'memory' && values.store !== 'disk') throw new Error(`--store must be memory or disk (got "${values.store}")`);
+  if (values.store !== undefined && values.store !== 'memory' && values.store !== 'disk')
+    throw new Error(`--store must be memory or disk (got "${values.store}")`);
   const store = useStore(values.store === 'disk' ? 'disk' : 'memory');
   const only = new Set((values.only ?? 'ingest,query,chat').split(',').map((s) => s.trim()));
   for (const s of only) if (!['ingest', 'query', 'chat'].includes(s)) throw new Error(`unknown scenario "${s}" (query, ingest, chat)`);
@@ -95,15 +100,21 @@ async function main(): Promise<number> {
     node: process.version,
     loadAverageAtStart: os.loadavg(),
   };
-  detail['machine'] = machine;
-  detail['options'] = { quick, only: [...only], spec, store };
-  progress(`bench: ${quick ? 'quick' : 'full'} run of ${[...only].join(', ')}; ${spec.conversations.toLocaleString('en-US')} conversations over ${spec.days} days (seed ${spec.seed}); local storage in ${store === 'memory' ? 'memory (tmpfs)' : 'bench/data (disk)'}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  detail.machine = machine;
+  detail.options = { quick, only: [...only], spec, store };
+  progress(
+    `bench: ${quick ? 'quick' : 'full'} run of ${[...only].join(', ')}; ${spec.conversations.toLocaleString('en-US')} conversations over ${spec.days} days (seed ${spec.seed}); local storage in ${store === 'memory' ? 'memory (tmpfs)' : 'bench/data (disk)'}; load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
 
   mkdirSync(DATA_DIR, { recursive: true });
   progress('bench: bundling a snapshot of the Worker (wrangler deploy --dry-run)');
   const snapshot = snapshotWorker(path.join(DATA_DIR, 'build'), values['keep-snapshot'] === true);
-  if (!snapshot.fresh) progress(`bench: WARNING measuring the earlier snapshot of ${snapshot.builtAt} (src/ does not build now, or --keep-snapshot)`);
-  detail['snapshot'] = snapshot;
+  if (!snapshot.fresh)
+    progress(`bench: WARNING measuring the earlier snapshot of ${snapshot.builtAt} (src/ does not build now, or --keep-snapshot)`);
+  detail.snapshot = snapshot;
   const workerConfig = snapshot.config;
   const token = `sbt_bench_${randomBytes(12).toString('hex')}`;
 
@@ -152,9 +163,9 @@ async function main(): Promise<number> {
     if (only.has('query') && haveData) await attempt('1 query', () => queryScenario(ctx));
   }
 
-  detail['loadAverageAtEnd'] = os.loadavg();
-  detail['failures'] = failures;
-  detail['seconds'] = (Date.now() - started) / 1000;
+  detail.loadAverageAtEnd = os.loadavg();
+  detail.failures = failures;
+  detail.seconds = (Date.now() - started) / 1000;
   const out = values.out ?? path.join(ROOT, 'bench', 'results.json');
   const rows = results.rows.map(({ scenario, metric, value, unit, peer, peerValue, ratio }) => ({
     scenario,
@@ -165,10 +176,10 @@ async function main(): Promise<number> {
     ...(peerValue !== undefined ? { peerValue: round(peerValue) } : {}),
     ...(ratio !== undefined ? { ratio: round(ratio) } : {}),
   }));
-  writeFileSync(out, JSON.stringify(rows, null, 1) + '\n');
+  writeFileSync(out, `${JSON.stringify(rows, null, 1)}\n`);
   const detailFile = path.join(DATA_DIR, `results-detail-${quick ? 'quick' : 'full'}.json`);
   writeFileSync(detailFile, JSON.stringify({ ...detail, rows: results.rows }, null, 1));
-  writeFileSync(path.join(DATA_DIR, `results-${quick ? 'quick' : 'full'}.md`), results.markdown() + '\n');
+  writeFileSync(path.join(DATA_DIR, `results-${quick ? 'quick' : 'full'}.md`), `${results.markdown()}\n`);
   process.stdout.write(`\n${results.table()}\n\n`);
   progress(`bench: done in ${((Date.now() - started) / 1000).toFixed(0)} s; ${out} (rows), ${detailFile} (details)`);
   return failures.length > 0 ? 1 : 0;
@@ -184,7 +195,10 @@ main().then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    const cause = err instanceof Error && err.cause !== undefined ? `\ncaused by: ${err.cause instanceof Error ? (err.cause.stack ?? err.cause.message) : String(err.cause)}` : '';
+    const cause =
+      err instanceof Error && err.cause !== undefined
+        ? `\ncaused by: ${err.cause instanceof Error ? (err.cause.stack ?? err.cause.message) : String(err.cause)}`
+        : '';
     process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}${cause}\n`);
     process.exitCode = 1;
   },

@@ -2,14 +2,14 @@
  * `npm run dev`: the service on its embedded default, ready to poke at.
  * 1. Writes `.dev.vars` with a fresh ADMIN_TOKEN when there is none (git-ignored).
  * 2. Applies the D1 migrations to the local database.
- * 3. Starts `wrangler dev` with both Workers (the main one and the rooms Worker; local D1 and Durable Objects, offline).
- * 4. When the database has no conversations yet: ingests seven days of simulated traffic ending now.
- * 5. Creates (or finds) the demo chat room and its webhook.
- * 6. Prints the URLs, the dev token and ready-to-run curl lines; Ctrl-C stops everything.
+ * 3. Starts `wrangler dev` (local D1 and Durable Objects, offline).
+ * 4. Creates (or finds) the demo chat room and its webhook.
+ * 5. Prints the URLs, the dev token and ready-to-run curl lines as soon as the server answers.
+ * 6. When the database has no conversations yet: ingests seven days of simulated traffic ending now,
+ *    while the server already serves. Ctrl-C stops everything.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { simulateConversations } from './simulator';
 import { ingestOverHttp } from './dev/http-ingest';
@@ -20,9 +20,6 @@ const BASE = `http://127.0.0.1:${PORT}`;
 const DEMO_DAYS = 7;
 const DEMO_CONVERSATIONS = Number(process.env.DEMO_CONVERSATIONS ?? 50_000);
 const DEMO_SEED = 42;
-const ROOMS_CONFIG = 'src/chat/rooms-worker/wrangler.toml';
-/** Where `wrangler dev` keeps local Durable Object storage, one folder per Worker and class. */
-const STATE_DIR = path.join('.wrangler', 'state', 'v3', 'do');
 
 function log(line: string): void {
   process.stderr.write(`[dev] ${line}\n`);
@@ -40,7 +37,11 @@ function ensureDevVars(): string {
 }
 
 function wrangler(args: string[]): string {
-  const result = spawnSync('npx', ['wrangler', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CI: '1' } });
+  const result = spawnSync('npx', ['wrangler', ...args], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { CLOUDFLARE_CF_FETCH_ENABLED: 'false', ...process.env, CI: '1' },
+  });
   if (result.status !== 0) {
     process.stderr.write(result.stdout + result.stderr);
     throw new Error(`wrangler ${args.join(' ')} failed`);
@@ -70,7 +71,9 @@ async function waitUntilUp(token: string, child: ChildProcess): Promise<void> {
 
 async function loadDemoData(token: string): Promise<void> {
   const end = new Date(Math.floor(Date.now() / 60_000) * 60_000);
-  log(`loading demo data: ${DEMO_CONVERSATIONS.toLocaleString('en')} conversations over the ${DEMO_DAYS} days ending ${end.toISOString()} (seed ${DEMO_SEED})`);
+  log(
+    `loading demo data: ${DEMO_CONVERSATIONS.toLocaleString('en')} conversations over the ${DEMO_DAYS} days ending ${end.toISOString()} (seed ${DEMO_SEED})`,
+  );
   const started = Date.now();
   const totals = await ingestOverHttp(
     `${BASE}/api/v2/analytics/conversations/details/ingest`,
@@ -78,40 +81,29 @@ async function loadDemoData(token: string): Promise<void> {
     simulateConversations({ days: DEMO_DAYS, conversations: DEMO_CONVERSATIONS, seed: DEMO_SEED, end }),
     {
       onBatch: (t) => {
-        if (process.stderr.isTTY) process.stderr.write(`\r[dev] ingested ${t.conversations.toLocaleString('en')} / ${DEMO_CONVERSATIONS.toLocaleString('en')} conversations`);
+        if (process.stderr.isTTY)
+          process.stderr.write(
+            `\r[dev] ingested ${t.conversations.toLocaleString('en')} / ${DEMO_CONVERSATIONS.toLocaleString('en')} conversations`,
+          );
       },
     },
   );
   if (process.stderr.isTTY) process.stderr.write('\n');
-  log(`demo data loaded: ${totals.conversations} conversations, ${totals.observations} observations in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-}
-
-/**
- * Rooms were served by the main Worker before they had a Worker of their own, and a local state from
- * then keeps their storage under the main Worker's name. The rooms Worker cannot take it over (a room's
- * object id depends on its namespace), and such a room would start its seq again, so its new messages
- * would collide with its old ones in D1: stop and say so. (A deployment moves the class with a
- * `transferred_classes` migration instead, which keeps the objects; README, `npm run deploy`.)
- */
-function refuseOldRoomsState(): void {
-  const old = path.join(STATE_DIR, 'switchboard-RoomObject');
-  if (!existsSync(old)) return;
-  throw new Error(
-    `${old} holds rooms from before they ran in their own Worker (src/chat/rooms-worker), which cannot read it. ` +
-      'Delete .wrangler/state to start over (the demo data is loaded again).',
+  log(
+    `demo data loaded: ${totals.conversations} conversations, ${totals.observations} observations in ${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
 }
 
 async function main(): Promise<void> {
-  refuseOldRoomsState();
   const token = ensureDevVars();
   log('applying migrations to the local D1 database');
   wrangler(['d1', 'migrations', 'apply', 'DB', '--local']);
   const empty = conversationCount() === 0;
 
-  // Both Workers in one wrangler dev: the main one (first, on PORT) and the rooms Worker it binds ROOMS to.
-  const child = spawn('npx', ['wrangler', 'dev', '-c', 'wrangler.toml', '-c', ROOMS_CONFIG, '--port', String(PORT), '--ip', '127.0.0.1'], {
+  const child = spawn('npx', ['wrangler', 'dev', '--port', String(PORT), '--ip', '127.0.0.1'], {
     stdio: ['ignore', 'inherit', 'inherit'],
+    // The Worker never reads Request.cf: no fetch of Cloudflare's cf.json, which fails offline.
+    env: { CLOUDFLARE_CF_FETCH_ENABLED: 'false', ...process.env },
   });
   const stop = () => {
     child.kill('SIGINT');
@@ -121,8 +113,6 @@ async function main(): Promise<void> {
   child.on('exit', (code) => process.exit(code ?? 0));
 
   await waitUntilUp(token, child);
-  if (empty) await loadDemoData(token);
-  else log('the local database already has conversations: demo data not reloaded (delete .wrangler/state to start over)');
   const chat = await createChatDemo(BASE, token);
 
   const queryExample = JSON.stringify({
@@ -136,7 +126,7 @@ async function main(): Promise<void> {
 
   Dev admin token (from .dev.vars):  ${token}
 
-  Conversation aggregates:
+  Conversation aggregates${empty ? ' (the demo data is loading below: answers fill in as it arrives)' : ''}:
     curl -s ${BASE}/api/v2/analytics/conversations/aggregates/query \\
       -H 'Authorization: Bearer ${token}' -H 'Content-Type: application/json' \\
       -d '${queryExample}'
@@ -147,6 +137,8 @@ async function main(): Promise<void> {
 
   Ctrl-C stops the server.
 `);
+  if (empty) await loadDemoData(token);
+  else log('the local database already has conversations: demo data not reloaded (delete .wrangler/state to start over)');
 }
 
 main().catch((err) => {

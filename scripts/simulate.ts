@@ -203,7 +203,7 @@ async function writeNdjson(records: Iterable<ConversationRecord>, out: string, p
   const flush = async (): Promise<void> => {
     if (error !== undefined) await failed;
     if (lines.length === 0) return;
-    const ok = stream.write(lines.join('\n') + '\n');
+    const ok = stream.write(`${lines.join('\n')}\n`);
     progress.advance(lines.length);
     lines = [];
     if (!ok) await Promise.race([once(stream, 'drain').catch(() => failed), failed]);
@@ -232,7 +232,7 @@ function printSummary(s: SimulationSummary, cli: Cli, seconds: number): void {
     ...table('by outcome (first queue, or dialling for outbound)', s.byOutcome),
     `generated in ${seconds.toFixed(1)} s (${fmt(Math.round(s.conversations / Math.max(seconds, 0.001)))} conversations/s)`,
   ];
-  process.stdout.write(lines.join('\n') + '\n');
+  process.stdout.write(`${lines.join('\n')}\n`);
 }
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -293,7 +293,7 @@ async function main(argv: readonly string[]): Promise<number> {
         },
       });
       progress.finish();
-      process.stdout.write(JSON.stringify(totals) + '\n');
+      process.stdout.write(`${JSON.stringify(totals)}\n`);
       process.stderr.write(
         `ingested ${fmt(totals.conversations)} conversations in ${seconds().toFixed(1)} s ` +
           `(${fmt(Math.round(totals.conversations / Math.max(seconds(), 0.001)))} conversations/s)\n`,

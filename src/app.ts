@@ -1,6 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
-import { ApiError, errorBody } from './http/api-error';
+import { DomainError } from './errors';
+import { ApiError, errorBody, fromDomainError } from './http/api-error';
 import type { AppEnv } from './http/context';
 import { createDb } from './db/client';
 import { tokensRoutes } from './tokens/tokens.routes';
@@ -12,9 +13,11 @@ export const CORRELATION_HEADER = 'ININ-Correlation-Id';
 /** Maps anything thrown in a route to an ApiError; unknown errors are logged and become a 500. */
 function toApiError(err: unknown, contextId: string): ApiError {
   if (err instanceof ApiError) return err;
+  if (err instanceof DomainError) return fromDomainError(err);
   if (err instanceof HTTPException) {
     // Hono's own validator raises 400 for unparseable JSON bodies.
-    if (err.status === 400) return new ApiError(400, 'bad.request', 'The request could not be understood by the server due to malformed syntax.');
+    if (err.status === 400)
+      return new ApiError(400, 'bad.request', 'The request could not be understood by the server due to malformed syntax.');
     if (err.status === 404) return ApiError.notFound();
     if (err.status === 413) return new ApiError(413, 'payload.too.large', err.message || 'The request body is too large.');
   }

@@ -1,6 +1,7 @@
 import { createApp } from './app';
 
-// RoomObject is served by the rooms Worker (src/chat/rooms-worker), bound as ROOMS by script_name.
+// The Durable Object classes are exported by the Worker that routes to them (one deployable).
+export { RoomObject } from './chat/room/room-object';
 export { WebhookGate } from './chat/webhook-gate';
 
 const app = createApp();

@@ -18,7 +18,7 @@ export async function send(
 ): Promise<Sent> {
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
   const token = opts.token === undefined ? ADMIN_TOKEN : opts.token;
-  if (token !== null) headers['Authorization'] = `Bearer ${token}`;
+  if (token !== null) headers.Authorization = `Bearer ${token}`;
   let body = opts.body;
   if (opts.json !== undefined) {
     body = JSON.stringify(opts.json);

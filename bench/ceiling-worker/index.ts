@@ -35,7 +35,10 @@ export class FanOutFloor extends DurableObject<Env> {
   post(roomId: string, body: string, pad: number): number {
     const seq = ++this.seq;
     if (this.padding.length !== pad) this.padding = 'x'.repeat(pad);
-    const frame = JSON.stringify({ type: 'messages', messages: [{ id: String(seq), roomId, seq, body, pad: this.padding, createdAt: new Date().toISOString() }] });
+    const frame = JSON.stringify({
+      type: 'messages',
+      messages: [{ id: String(seq), roomId, seq, body, pad: this.padding, createdAt: new Date().toISOString() }],
+    });
     for (const ws of this.live) ws.send(frame);
     return seq;
   }

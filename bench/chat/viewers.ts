@@ -122,7 +122,15 @@ process.on('message', (raw) => {
           const complete = await waitFor(cmd.expect, cmd.timeoutMs);
           const reports: ViewerReport[] = viewers
             .filter((v) => cmd.expect[v.spec.room] !== undefined)
-            .map((v) => ({ id: v.spec.id, room: v.spec.room, seqs: v.seqs, times: v.times, frames: v.frames, strange: v.strange, closed: v.closed }));
+            .map((v) => ({
+              id: v.spec.id,
+              room: v.spec.room,
+              seqs: v.seqs,
+              times: v.times,
+              frames: v.frames,
+              strange: v.strange,
+              closed: v.closed,
+            }));
           send({ type: 'collected', complete, reports });
           break;
         }

@@ -19,7 +19,10 @@ export interface PreparedBodies {
  * Groups `items` in batches of `batchSize` and serialises each with `toBody`, as UTF-8 bytes (1M
  * conversations: ~3 GB, held outside V8's heap).
  */
-export function prepareBodies<T>(items: Iterable<T>, opts: { batchSize: number; total: number; label: string; toBody: (batch: T[]) => string }): PreparedBodies {
+export function prepareBodies<T>(
+  items: Iterable<T>,
+  opts: { batchSize: number; total: number; label: string; toBody: (batch: T[]) => string },
+): PreparedBodies {
   const out: PreparedBodies = { bodies: [], counts: [], bytes: 0 };
   let batch: T[] = [];
   let done = 0;
@@ -32,7 +35,9 @@ export function prepareBodies<T>(items: Iterable<T>, opts: { batchSize: number; 
     done += batch.length;
     batch = [];
     if (done >= nextReport) {
-      progress(`${opts.label}: prepared ${done.toLocaleString('en-US')}/${opts.total.toLocaleString('en-US')} (${(out.bytes / 1024 ** 2).toFixed(0)} MiB of bodies)`);
+      progress(
+        `${opts.label}: prepared ${done.toLocaleString('en-US')}/${opts.total.toLocaleString('en-US')} (${(out.bytes / 1024 ** 2).toFixed(0)} MiB of bodies)`,
+      );
       nextReport += Math.max(opts.batchSize, Math.round(opts.total / 5));
     }
   };
@@ -70,7 +75,17 @@ export async function ingestRecords(
   prepared: PreparedBodies,
   opts: { total: number; inFlight: number; label: string },
 ): Promise<IngestRun> {
-  const run: IngestRun = { conversations: 0, observations: 0, duplicates: 0, requests: 0, retries: 0, seconds: 0, bodyBytes: 0, latencies: [], marks: [] };
+  const run: IngestRun = {
+    conversations: 0,
+    observations: 0,
+    duplicates: 0,
+    requests: 0,
+    retries: 0,
+    seconds: 0,
+    bodyBytes: 0,
+    latencies: [],
+    marks: [],
+  };
   const started = performance.now();
   const pending = new Set<Promise<void>>();
   let failure: unknown;

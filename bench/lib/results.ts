@@ -24,7 +24,9 @@ export class Results {
       row.ratio = row.value / row.peerValue;
     }
     this.rows.push(row);
-    progress(`${row.scenario} · ${row.metric}: ${fmt(row.value)} ${row.unit}${row.peer ? ` (${row.peer}: ${fmt(row.peerValue)}${row.ratio !== undefined ? `, ratio ${fmt(row.ratio)}` : ''})` : ''}${row.target ? ` target ${row.target}: ${row.met ? 'met' : 'MISSED'}` : ''}`);
+    progress(
+      `${row.scenario} · ${row.metric}: ${fmt(row.value)} ${row.unit}${row.peer ? ` (${row.peer}: ${fmt(row.peerValue)}${row.ratio !== undefined ? `, ratio ${fmt(row.ratio)}` : ''})` : ''}${row.target ? ` target ${row.target}: ${row.met ? 'met' : 'MISSED'}` : ''}`,
+    );
     return row;
   }
 
@@ -41,7 +43,8 @@ export class Results {
       r.target === undefined ? '' : `${r.target} ${r.met ? '✓' : '✗'}`,
     ]);
     const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i]!.length)));
-    const line = (cells: string[]) => cells.map((c, i) => (i >= 2 && i !== 3 && i !== 4 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ');
+    const line = (cells: string[]) =>
+      cells.map((c, i) => (i >= 2 && i !== 3 && i !== 4 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ');
     return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
   }
 
@@ -50,7 +53,9 @@ export class Results {
       (r) =>
         `| ${r.scenario} | ${r.metric} | ${fmt(r.value)} | ${r.unit} | ${r.peer ?? ''} | ${r.peerValue === undefined ? '' : fmt(r.peerValue)} | ${r.ratio === undefined ? '' : fmt(r.ratio)} | ${r.target === undefined ? '' : `${r.target} ${r.met ? '✓' : '✗'}`} |`,
     );
-    return ['| scenario | metric | value | unit | peer | peer value | ratio | target |', '|---|---|--:|---|---|--:|--:|---|', ...rows].join('\n');
+    return ['| scenario | metric | value | unit | peer | peer value | ratio | target |', '|---|---|--:|---|---|--:|--:|---|', ...rows].join(
+      '\n',
+    );
   }
 }
 

@@ -3,7 +3,7 @@
  * better-sqlite3 while no server runs: size after a WAL checkpoint, bytes per table and index
  * (dbstat), row counts.
  */
-import Database from 'better-sqlite3';
+import { openSqliteFile } from './sqlite';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 
@@ -38,7 +38,7 @@ export interface Footprint {
 
 /** Checkpoints the WAL into the main file (the server must be stopped) and measures it. */
 export function measureFootprint(file: string, countRows: string[] = []): Footprint {
-  const db = new Database(file);
+  const db = openSqliteFile(file);
   try {
     db.pragma('wal_checkpoint(TRUNCATE)');
     const pageSize = db.pragma('page_size', { simple: true }) as number;
@@ -46,11 +46,17 @@ export function measureFootprint(file: string, countRows: string[] = []): Footpr
     const freelistCount = db.pragma('freelist_count', { simple: true }) as number;
     const objects: ObjectSize[] = [];
     const master = new Map(
-      (db.prepare(`SELECT name, tbl_name, type FROM sqlite_master WHERE type IN ('table', 'index')`).all() as { name: string; tbl_name: string; type: string }[]).map(
-        (r) => [r.name, r],
-      ),
+      (
+        db.prepare(`SELECT name, tbl_name, type FROM sqlite_master WHERE type IN ('table', 'index')`).all() as {
+          name: string;
+          tbl_name: string;
+          type: string;
+        }[]
+      ).map((r) => [r.name, r]),
     );
-    const stat = db.prepare(`SELECT name, sum(pgsize) AS bytes, sum(payload) AS payload FROM dbstat GROUP BY name ORDER BY bytes DESC`).all() as {
+    const stat = db
+      .prepare(`SELECT name, sum(pgsize) AS bytes, sum(payload) AS payload FROM dbstat GROUP BY name ORDER BY bytes DESC`)
+      .all() as {
       name: string;
       bytes: number;
       payload: number;

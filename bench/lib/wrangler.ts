@@ -14,8 +14,6 @@ import path from 'node:path';
 import { descendants, listeningPorts, memory, processInfo, type ProcInfo } from './proc';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
-/** The rooms Worker's config (RoomObject in an isolate of its own), relative to the project root. */
-const ROOMS_CONFIG = path.join('src', 'chat', 'rooms-worker', 'wrangler.toml');
 const WRANGLER_BIN = path.join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
 
 function runWrangler(args: string[], cwd = ROOT): string {
@@ -23,7 +21,7 @@ function runWrangler(args: string[], cwd = ROOT): string {
     cwd,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, CI: '1', WRANGLER_SEND_METRICS: 'false' },
+    env: { CLOUDFLARE_CF_FETCH_ENABLED: 'false', ...process.env, CI: '1', WRANGLER_SEND_METRICS: 'false' },
   });
   if (r.status !== 0) throw new Error(`wrangler ${args.join(' ')} failed:\n${r.stdout}\n${r.stderr}`);
   return r.stdout;
@@ -31,18 +29,13 @@ function runWrangler(args: string[], cwd = ROOT): string {
 
 /**
  * Bundles the Worker as it is now into `dir/bundle/index.js` and writes `dir/wrangler.toml` pointing
- * at it (same bindings and database id as the project's wrangler.toml), and the rooms Worker likewise
- * into `dir/rooms-bundle` and `dir/rooms.wrangler.toml`. Returns both config paths (main first, for
+ * at it (same bindings as the project's wrangler.toml). Returns the config path (as a list, for
  * `startDev`) and whether the snapshot is fresh. When src/ does not build (someone is mid-edit) and an earlier
  * snapshot exists, that one is used (`fresh: false`); `reuse` asks for the earlier one outright.
  */
 export function snapshotWorker(dir: string, reuse = false): { config: string[]; fresh: boolean; builtAt: string } {
   mkdirSync(dir, { recursive: true });
-  // Both Workers: the main one and the rooms Worker it binds ROOMS to (src/chat/rooms-worker).
-  const workers = [
-    { source: path.join(ROOT, 'wrangler.toml'), bundle: 'bundle', config: 'wrangler.toml' },
-    { source: path.join(ROOT, ROOMS_CONFIG), bundle: 'rooms-bundle', config: 'rooms.wrangler.toml' },
-  ];
+  const workers = [{ source: path.join(ROOT, 'wrangler.toml'), bundle: 'bundle', config: 'wrangler.toml' }];
   const configs = workers.map((w) => path.join(dir, w.config));
   const stampPath = path.join(dir, 'built-at.txt');
   const earlier = workers.every((w) => existsSync(path.join(dir, w.bundle, 'index.js')) && existsSync(path.join(dir, w.config)));
@@ -142,7 +135,7 @@ export async function startDev(opts: StartOptions): Promise<DevServer> {
   const child = spawn(process.execPath, args, {
     cwd: path.dirname(configs[0]!),
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, CI: '1', WRANGLER_SEND_METRICS: 'false' },
+    env: { CLOUDFLARE_CF_FETCH_ENABLED: 'false', ...process.env, CI: '1', WRANGLER_SEND_METRICS: 'false' },
   });
   let output = '';
   // Everything wrangler and workerd print also goes to a file, for after-the-fact reading.
@@ -198,11 +191,26 @@ export async function startDev(opts: StartOptions): Promise<DevServer> {
   };
   const restarts = () => (processInfo(worker.pid)?.ppid === worker.ppid ? 0 : 1);
   // `node wrangler.js` re-spawns itself (cli.js with extra Node flags): the real one is workerd's parent.
-  return { url, port: opts.port, child, wranglerPid: proxy.ppid, proxyPid: proxy.pid, workerPid: worker.pid, directUrl, stop, log: () => output, restarts };
+  return {
+    url,
+    port: opts.port,
+    child,
+    wranglerPid: proxy.ppid,
+    proxyPid: proxy.pid,
+    workerPid: worker.pid,
+    directUrl,
+    stop,
+    log: () => output,
+    restarts,
+  };
 }
 
 /** Tries each port the Worker's workerd listens on (except the inspectors) with the readiness check. */
-async function findDirectUrl(worker: ProcInfo, inspectorPort: number, check: (base: string) => Promise<boolean>): Promise<string | undefined> {
+async function findDirectUrl(
+  worker: ProcInfo,
+  inspectorPort: number,
+  check: (base: string) => Promise<boolean>,
+): Promise<string | undefined> {
   for (const port of listeningPorts(worker.pid)) {
     if (port === inspectorPort) continue;
     const base = `http://127.0.0.1:${port}`;

@@ -1,5 +1,5 @@
 /** The two peers: DuckDB in-process (raw observations in an in-memory table) and plain SQLite. */
-import Database from 'better-sqlite3';
+import { openSqliteFile } from '../lib/sqlite';
 import { DIMENSIONS } from '../../src/analytics/catalog';
 import type { PeerData } from './observations';
 import { DUCKDB, SQLITE, type Dialect, type SqlValue } from './queries';
@@ -28,7 +28,9 @@ export interface DuckAppender {
   closeSync(): void;
 }
 interface DuckModule {
-  DuckDBInstance: { create(path: string, options?: Record<string, string>): Promise<{ connect(): Promise<DuckConnection>; closeSync(): void }> };
+  DuckDBInstance: {
+    create(path: string, options?: Record<string, string>): Promise<{ connect(): Promise<DuckConnection>; closeSync(): void }>;
+  };
 }
 
 /**
@@ -66,7 +68,9 @@ export async function openDuckDb(data: PeerData, threads: number): Promise<PeerE
     `CREATE TABLE obs AS SELECT * FROM read_csv('${data.csv.replace(/'/g, "''")}', header = true, nullstr = '', columns = ${columns})`,
   );
   const loadSeconds = (performance.now() - started) / 1000;
-  const size = await conn.runAndReadAll(`SELECT memory_usage_bytes FROM duckdb_memory() WHERE tag = 'IN_MEMORY_TABLE'`).catch(() => undefined);
+  const size = await conn
+    .runAndReadAll(`SELECT memory_usage_bytes FROM duckdb_memory() WHERE tag = 'IN_MEMORY_TABLE'`)
+    .catch(() => undefined);
   const bytes = size ? Number(size.getRows()[0]?.[0] ?? NaN) : NaN;
   return {
     name: 'DuckDB',
@@ -91,7 +95,7 @@ export async function openDuckDb(data: PeerData, threads: number): Promise<PeerE
 }
 
 export function openSqlite(data: PeerData): PeerEngine {
-  const db = new Database(data.sqlite, { readonly: true });
+  const db = openSqliteFile(data.sqlite, { readonly: true });
   return {
     name: 'SQLite',
     dialect: SQLITE,

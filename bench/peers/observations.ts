@@ -7,7 +7,7 @@
  * Written once per simulation to bench/data/peers-<key>/: obs.csv (DuckDB loads it) and obs.sqlite
  * (the plain SQLite peer: one row per observation, text dimensions, an index on emit).
  */
-import Database from 'better-sqlite3';
+import { openSqliteFile } from '../lib/sqlite';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import path from 'node:path';
@@ -58,7 +58,7 @@ export async function preparePeerData(spec: SimSpec): Promise<PeerData> {
   mkdirSync(dir, { recursive: true });
   const started = performance.now();
 
-  const db = new Database(sqlite);
+  const db = openSqliteFile(sqlite);
   db.pragma('journal_mode = OFF');
   db.pragma('synchronous = OFF');
   db.exec(SQLITE_SCHEMA);
@@ -68,7 +68,7 @@ export async function preparePeerData(spec: SimSpec): Promise<PeerData> {
   });
 
   const out = createWriteStream(csv);
-  out.write(COLUMNS.join(',') + '\n');
+  out.write(`${COLUMNS.join(',')}\n`);
   let observations = 0;
   let conversations = 0;
   let pendingRows: ObsRow[] = [];
@@ -82,7 +82,7 @@ export async function preparePeerData(spec: SimSpec): Promise<PeerData> {
   for (const record of records(spec)) {
     for (const row of rowsOf(record)) {
       pendingRows.push(row);
-      lines.push(row.map(csvField).join(',') + '\n');
+      lines.push(`${row.map(csvField).join(',')}\n`);
       observations++;
     }
     conversations++;
@@ -95,6 +95,8 @@ export async function preparePeerData(spec: SimSpec): Promise<PeerData> {
   db.exec('CREATE INDEX obs_emit ON obs (emit)');
   db.close();
   writeFileSync(marker, JSON.stringify({ observations, conversations }));
-  progress(`peers: ${observations.toLocaleString('en-US')} observations of ${conversations.toLocaleString('en-US')} conversations written in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  progress(
+    `peers: ${observations.toLocaleString('en-US')} observations of ${conversations.toLocaleString('en-US')} conversations written in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+  );
   return { dir, csv, sqlite, observations, conversations };
 }

@@ -224,7 +224,13 @@ interface SlCounts {
 }
 
 /** Turns the peer's rows into the endpoint's answer, in canonical order. */
-export function assemble(q: BenchQuery, plan: PeerPlan, cellRows: SqlValue[][], slRows: SqlValue[][], settings: ServiceLevelSettings): AggregateResponse {
+export function assemble(
+  q: BenchQuery,
+  plan: PeerPlan,
+  cellRows: SqlValue[][],
+  slRows: SqlValue[][],
+  settings: ServiceLevelSettings,
+): AggregateResponse {
   interface Cell {
     metrics: Map<string, { cnt: number; total: number; mn: number; mx: number }>;
     sl?: SlCounts;
@@ -232,7 +238,7 @@ export function assemble(q: BenchQuery, plan: PeerPlan, cellRows: SqlValue[][], 
   const groups = new Map<string, { group: Group; cells: Map<number, Cell> }>();
   const cellOf = (mediaType: SqlValue, dims: Dimension[], values: SqlValue[], bucket: number): Cell => {
     const group: Group = {};
-    if (mediaType !== null) group['mediaType'] = String(mediaType);
+    if (mediaType !== null) group.mediaType = String(mediaType);
     dims.forEach((dim, i) => {
       const v = values[i];
       if (v !== null && v !== undefined) group[dim] = String(v);
@@ -279,11 +285,12 @@ export function assemble(q: BenchQuery, plan: PeerPlan, cellRows: SqlValue[][], 
             let denominator = s.tAnswered + s.tAbandon;
             if (settings.includeFlowOuts) denominator += s.tFlowOut;
             if (!settings.includeShortAbandons) denominator -= s.tShortAbandon;
-            const queue = group['queueId'];
+            const queue = group.queueId;
             const target = (queue !== undefined ? settings.queues[queue]?.target : undefined) ?? settings.target;
             metrics.push({
               metric: name,
-              stats: denominator > 0 ? { ratio: numerator / denominator, numerator, denominator, target } : { numerator, denominator, target },
+              stats:
+                denominator > 0 ? { ratio: numerator / denominator, numerator, denominator, target } : { numerator, denominator, target },
             });
           }
           continue;

@@ -28,7 +28,19 @@ const INSPECTOR = 8825;
 const TOKEN = 'sbt_bench_profile';
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { workload: { type: 'string' }, seconds: { type: 'string' }, viewers: { type: 'string' }, full: { type: 'boolean' }, query: { type: 'string' }, runs: { type: 'string' }, 'worker-only': { type: 'boolean' }, deflate: { type: 'boolean' }, direct: { type: 'boolean' } } });
+  const { values } = parseArgs({
+    options: {
+      workload: { type: 'string' },
+      seconds: { type: 'string' },
+      viewers: { type: 'string' },
+      full: { type: 'boolean' },
+      query: { type: 'string' },
+      runs: { type: 'string' },
+      'worker-only': { type: 'boolean' },
+      deflate: { type: 'boolean' },
+      direct: { type: 'boolean' },
+    },
+  });
   const workload = values.workload ?? 'ingest';
   const seconds = Number(values.seconds ?? 10);
   const viewerCount = Number(values.viewers ?? 100);
@@ -72,11 +84,14 @@ async function main(): Promise<void> {
         return `${r.conversations} conversations in ${r.seconds.toFixed(1)} s (${(r.conversations / r.seconds).toFixed(0)}/s)`;
       };
     } else if (workload === 'query') {
-      const queries = benchQueries(querySpec.end, agents(querySpec)[0]!.id).filter((q) => !values.query || values.query.split(',').includes(q.id));
+      const queries = benchQueries(querySpec.end, agents(querySpec)[0]!.id).filter(
+        (q) => !values.query || values.query.split(',').includes(q.id),
+      );
       const runs = Number(values.runs ?? 20);
       // Warm: the first requests compile the bundle's functions, which a profile would charge to them.
       setup = async () => {
-        for (const q of queries) for (let i = 0; i < 5; i++) await api(dev.url, TOKEN, 'POST', '/api/v2/analytics/conversations/aggregates/query', q.body);
+        for (const q of queries)
+          for (let i = 0; i < 5; i++) await api(dev.url, TOKEN, 'POST', '/api/v2/analytics/conversations/aggregates/query', q.body);
       };
       run = async () => {
         const lines = [];
@@ -91,10 +106,14 @@ async function main(): Promise<void> {
       let hookUrl = '';
       setup = async () => {
         const room = await api<{ id: string }>(dev.url, TOKEN, 'POST', '/api/v1/rooms', { name: 'profile' });
-        const hook = await api<{ id: string }>(dev.url, TOKEN, 'POST', '/api/v1/webhooks', { name: 'profile', kind: 'generic', roomId: room.id });
+        const hook = await api<{ id: string }>(dev.url, TOKEN, 'POST', '/api/v1/webhooks', {
+          name: 'profile',
+          kind: 'generic',
+          roomId: room.id,
+        });
         await api(dev.url, TOKEN, 'PATCH', `/api/v1/webhooks/${hook.id}`, { rateLimit: { burst: 100_000, perSecond: 100_000 } });
         const base = values.direct ? dev.directUrl : dev.url;
-        if (!base) throw new Error('--direct: workerd\'s own port was not found');
+        if (!base) throw new Error("--direct: workerd's own port was not found");
         hookUrl = `${base}/webhooks/api/v1/webhook/${hook.id}`;
         for (let i = 0; i < viewerCount; i++) {
           // As the bench's viewers: no permessage-deflate offered (--deflate: offered, as browsers do).
@@ -127,7 +146,11 @@ async function main(): Promise<void> {
       throw new Error(`unknown workload ${workload}`);
     }
     await setup();
-    const meter = new CpuMeter(() => ({ 'workerd (Worker)': dev.workerPid, 'workerd (proxy)': dev.proxyPid, 'wrangler (node)': dev.wranglerPid }));
+    const meter = new CpuMeter(() => ({
+      'workerd (Worker)': dev.workerPid,
+      'workerd (proxy)': dev.proxyPid,
+      'wrangler (node)': dev.wranglerPid,
+    }));
     await profiler.start();
     const outcome = await run();
     const profiles = await profiler.stop();
@@ -137,16 +160,26 @@ async function main(): Promise<void> {
     const out: Record<string, unknown> = { workload, outcome, cpu, requests };
     console.log(`\n${workload}: ${outcome}`);
     console.log(`subrequests seen by the inspector: ${JSON.stringify(requests)}`);
-    console.log(`CPU (cores over ${cpu.wallSeconds.toFixed(1)} s): ${Object.entries(cpu.perProcess).map(([k, v]) => `${k} ${(v / cpu.wallSeconds).toFixed(2)}`).join(', ')}, machine ${(cpu.machineBusy / cpu.wallSeconds).toFixed(2)}`);
+    console.log(
+      `CPU (cores over ${cpu.wallSeconds.toFixed(1)} s): ${Object.entries(cpu.perProcess)
+        .map(([k, v]) => `${k} ${(v / cpu.wallSeconds).toFixed(2)}`)
+        .join(', ')}, machine ${(cpu.machineBusy / cpu.wallSeconds).toFixed(2)}`,
+    );
     for (const [name, profile] of profiles) {
-      const s = summarizeProfile(profile, (url, line) => (url.endsWith('index.js') && name === 'worker' ? moduleOfLine(line) : url.replace(/^.*\//, '')));
+      const s = summarizeProfile(profile, (url, line) =>
+        url.endsWith('index.js') && name === 'worker' ? moduleOfLine(line) : url.replace(/^.*\//, ''),
+      );
       out[name] = s;
       const busy = s.totalMs - s.idleMs;
-      console.log(`\n--- ${name}: ${busy.toFixed(0)} ms busy of ${s.totalMs.toFixed(0)} ms sampled (${((100 * busy) / s.totalMs).toFixed(0)} %)`);
+      console.log(
+        `\n--- ${name}: ${busy.toFixed(0)} ms busy of ${s.totalMs.toFixed(0)} ms sampled (${((100 * busy) / s.totalMs).toFixed(0)} %)`,
+      );
       console.log('  by module:');
-      for (const m of s.modules.slice(0, 15)) console.log(`    ${((100 * m.ms) / busy).toFixed(1).padStart(5)} %  ${m.ms.toFixed(0).padStart(7)} ms  ${m.name}`);
+      for (const m of s.modules.slice(0, 15))
+        console.log(`    ${((100 * m.ms) / busy).toFixed(1).padStart(5)} %  ${m.ms.toFixed(0).padStart(7)} ms  ${m.name}`);
       console.log('  by function:');
-      for (const f of s.functions.slice(0, 25)) console.log(`    ${((100 * f.ms) / busy).toFixed(1).padStart(5)} %  ${f.ms.toFixed(0).padStart(7)} ms  ${f.name}`);
+      for (const f of s.functions.slice(0, 25))
+        console.log(`    ${((100 * f.ms) / busy).toFixed(1).padStart(5)} %  ${f.ms.toFixed(0).padStart(7)} ms  ${f.name}`);
     }
     writeFileSync(path.join(DATA_DIR, `profile-${workload}.json`), JSON.stringify(out, null, 1));
   } finally {

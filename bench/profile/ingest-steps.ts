@@ -10,7 +10,7 @@
  * traffic would. Run while no `wrangler dev` uses the database. A copy still in the layout before
  * migration 0005 (agg_user one row per metric) gets 0005 applied first, timed.
  */
-import Database from 'better-sqlite3';
+import { openSqliteFile, type SqliteDatabase } from '../lib/sqlite';
 import { copyFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -18,15 +18,10 @@ import { fastIngestBody } from '../../src/analytics/ingest/record.fast';
 import { ingestBodySchema, type ConversationRecord } from '../../src/analytics/ingest/record.schema';
 import { encodeObservations } from '../../src/analytics/ingest/observation-codec';
 import { toObservations, type Observation } from '../../src/analytics/ingest/to-observations';
-import {
-  chunkJson,
-  chunkTexts,
-  notStoredYet,
-  packedRows,
-  packedUpsertSql,
-  rollupRows,
-  rollupUpsertSql as srcRollupUpsertSql,
-} from '../../src/analytics/ingest/observations.store';
+import { chunkJson, chunkTexts } from '../../src/analytics/ingest/observations.store';
+import { packedUpsertSql, rollupUpsertSql as srcRollupUpsertSql } from '../../src/analytics/ingest/observations-sql';
+import { packedRows, rollupRows } from '../../src/analytics/ingest/rollup-rows';
+import { notStoredYet } from '../../src/analytics/ingest/write-plan';
 import { ROLLUP_DIMENSIONS, ROLLUPS, type Rollup } from '../../src/analytics/rollups';
 import { simulateConversations } from '../../scripts/simulator/index';
 import { FULL_SIM, QUICK_SIM, specKey } from '../lib/sim';
@@ -39,7 +34,7 @@ const rollupUpsertSql = (rollup: Rollup) => (rollup.packed ? packedUpsertSql(rol
 const MIGRATION_0005 = path.join(import.meta.dirname, '../../migrations/0005_agg_user_packed.sql');
 
 /** Applies migration 0005 when agg_user is still one row per metric; returns its time in ms, or undefined. */
-function packAggUser(db: Database.Database): number | undefined {
+function packAggUser(db: SqliteDatabase): number | undefined {
   const perMetric = db.prepare(`SELECT 1 FROM pragma_table_info('agg_user') WHERE name = 'metric'`).get();
   if (!perMetric) return undefined;
   const t0 = performance.now();
@@ -68,15 +63,20 @@ function main(): void {
   const copy = path.join('/tmp', `sb-bench-ingest-steps-${process.pid}.sqlite`);
   console.log(`copying ${source} to ${copy}`);
   copyFileSync(source, copy);
-  if (existsSync(source + '-wal')) copyFileSync(source + '-wal', copy + '-wal');
-  const db = new Database(copy);
+  if (existsSync(`${source}-wal`)) copyFileSync(`${source}-wal`, `${copy}-wal`);
+  const db = openSqliteFile(copy);
   const migrated = packAggUser(db);
   if (migrated !== undefined) console.log(`applied migration 0005 to the copy in ${(migrated / 1000).toFixed(1)} s`);
   const t: Timings = new Map();
   const sizes: Record<string, number[]> = {};
   const note = (k: string, v: number) => (sizes[k] ??= []).push(v);
 
-  const fresh = simulateConversations({ days: spec.days, conversations: spec.conversations, seed: spec.seed + 1000, end: new Date(spec.end) });
+  const fresh = simulateConversations({
+    days: spec.days,
+    conversations: spec.conversations,
+    seed: spec.seed + 1000,
+    end: new Date(spec.end),
+  });
   const select = db.prepare('SELECT id, first_emit, version, data FROM conversations WHERE id IN (SELECT value FROM json_each(?))');
   const guard = db.prepare(`INSERT INTO ingest_guard (conflicts) SELECT
              (SELECT count(*) FROM json_each(?) j LEFT JOIN conversations c ON c.id = j.value->>0
@@ -85,16 +85,21 @@ function main(): void {
                WHERE d.dim IS NOT j.value->>1 OR d.value IS NOT j.value->>2)`);
   const upsertConv = db.prepare(`INSERT INTO conversations (id, first_emit, last_emit, version, data)
            SELECT value->>0, value->>1, (value->>1) + (value->>2), 1, unhex(value->>3) FROM json_each(?)`);
-  const meta = db.prepare(`INSERT INTO meta (key, value) VALUES ('max_span_ms', ?) ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)`);
+  const meta = db.prepare(
+    `INSERT INTO meta (key, value) VALUES ('max_span_ms', ?) ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)`,
+  );
   const dimValues = db.prepare('INSERT OR IGNORE INTO dim_values (dim, value) SELECT value->>0, value->>1 FROM json_each(?)');
-  const dimSelect = db.prepare('SELECT id, dim, value FROM dim_values WHERE (dim, value) IN (SELECT value->>0, value->>1 FROM json_each(?))');
+  const dimSelect = db.prepare(
+    'SELECT id, dim, value FROM dim_values WHERE (dim, value) IN (SELECT value->>0, value->>1 FROM json_each(?))',
+  );
   const rollupStmts = ROLLUPS.map((r) => ({ rollup: r, stmt: db.prepare(rollupUpsertSql(r)) }));
   const clearGuard = db.prepare('DELETE FROM ingest_guard');
 
   for (let b = 0; b < batches; b++) {
     // next() by hand: `break` out of a for-of would close the generator.
     const batch: unknown[] = [];
-    for (let r = fresh.next(); !r.done && batch.length < 1000; r = batch.length < 999 ? fresh.next() : { done: true, value: undefined }) batch.push(r.value);
+    for (let r = fresh.next(); !r.done && batch.length < 1000; r = batch.length < 999 ? fresh.next() : { done: true, value: undefined })
+      batch.push(r.value);
     const body = JSON.stringify({ conversations: batch });
     note('request body bytes', body.length);
     const parsed = time(t, 'js: JSON.parse body', () => JSON.parse(body) as unknown);
@@ -132,14 +137,21 @@ function main(): void {
     // the missing pairs and a select, outside the transaction; its isolate cache makes that rare.
     const ids = time(t, 'sql+js: resolve dictionary ids (no isolate cache)', () => {
       const pairs = new Map<string, [string, string]>();
-      for (const obs of plan.fresh) for (const { dim, index } of ROLLUP_DIMENSIONS) if (obs.dims[index] !== undefined) pairs.set(`${dim}\u0000${obs.dims[index]}`, [dim, obs.dims[index]!]);
+      for (const obs of plan.fresh)
+        for (const { dim, index } of ROLLUP_DIMENSIONS)
+          if (obs.dims[index] !== undefined) pairs.set(`${dim}\u0000${obs.dims[index]}`, [dim, obs.dims[index]!]);
       const json = JSON.stringify([...pairs.values()]);
       dimValues.run(json);
       const map = new Map<string, number>();
-      for (const row of dimSelect.all(json) as { id: number; dim: string; value: string }[]) map.set(`${row.dim}\u0000${row.value}`, row.id);
+      for (const row of dimSelect.all(json) as { id: number; dim: string; value: string }[])
+        map.set(`${row.dim}\u0000${row.value}`, row.id);
       const k = ROLLUP_DIMENSIONS.length;
       const out = new Int32Array(plan.fresh.length * k);
-      plan.fresh.forEach((obs, i) => ROLLUP_DIMENSIONS.forEach(({ dim, index }, j) => (out[i * k + j] = obs.dims[index] === undefined ? 0 : map.get(`${dim}\u0000${obs.dims[index]}`)!)));
+      plan.fresh.forEach((obs, i) =>
+        ROLLUP_DIMENSIONS.forEach(
+          ({ dim, index }, j) => (out[i * k + j] = obs.dims[index] === undefined ? 0 : map.get(`${dim}\u0000${obs.dims[index]}`)!),
+        ),
+      );
       return { ids: out, guard: [...pairs.keys()].map((key) => [map.get(key), ...key.split('\u0000')]) };
     });
     const params = time(t, 'js: rollup cells + JSON parameters', () => {
@@ -152,17 +164,25 @@ function main(): void {
         cells: rows.map((r) => r.length),
       };
     });
-    note('conversations JSON parameter bytes', params.conv.reduce((a, c) => a + c.length, 0));
+    note(
+      'conversations JSON parameter bytes',
+      params.conv.reduce((a, c) => a + c.length, 0),
+    );
     ROLLUPS.forEach((r, i) => {
       note(`${r.table} ${r.packed ? 'packed rows' : 'cells'} upserted`, params.cells[i]!);
-      note(`${r.table} JSON parameter bytes`, params.rollups[i]!.reduce((a, c) => a + c.length, 0));
+      note(
+        `${r.table} JSON parameter bytes`,
+        params.rollups[i]!.reduce((a, c) => a + c.length, 0),
+      );
     });
     const tx = db.transaction(() => {
       // New conversations need no version check (their INSERT fails on the key): only the dictionary's.
       time(t, 'sql: ingest_guard check (dictionary)', () => params.dictGuard.forEach((c) => guard.run('[]', c)));
       time(t, 'sql: INSERT conversations (data hex -> BLOB)', () => params.conv.forEach((c) => upsertConv.run(c)));
       time(t, 'sql: meta max_span', () => meta.run(0));
-      rollupStmts.forEach(({ rollup, stmt }, i) => time(t, `sql: upsert ${rollup.table} (${rollup.resolutions.join('/')} min)`, () => params.rollups[i]!.forEach((c) => stmt.run(c))));
+      rollupStmts.forEach(({ rollup, stmt }, i) =>
+        time(t, `sql: upsert ${rollup.table} (${rollup.resolutions.join('/')} min)`, () => params.rollups[i]!.forEach((c) => stmt.run(c))),
+      );
       time(t, 'sql: DELETE ingest_guard', () => clearGuard.run());
     });
     time(t, 'sql: whole transaction incl. commit', () => tx());
@@ -172,7 +192,9 @@ function main(): void {
 
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   let js = 0;
-  console.log(`\nPer 1,000-conversation batch (mean of ${batches}), Node ${process.version} V8 + better-sqlite3 on a copy of the ${spec.conversations.toLocaleString('en-US')}-conversation database:`);
+  console.log(
+    `\nPer 1,000-conversation batch (mean of ${batches}), Node ${process.version} V8 + better-sqlite3 on a copy of the ${spec.conversations.toLocaleString('en-US')}-conversation database:`,
+  );
   const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[xs.length >> 1]!;
   console.log(`      mean   median`);
   for (const [name, xs] of t) {
@@ -183,7 +205,9 @@ function main(): void {
   const sql = mean(t.get('sql: whole transaction incl. commit')!) + mean(t.get('sql: SELECT existing conversations')!);
   console.log(`  ${js.toFixed(1).padStart(8)} ms  = JS steps`);
   console.log(`  ${sql.toFixed(1).padStart(8)} ms  = SQL (select + transaction)`);
-  console.log(`  → at most ${Math.round(1000 / ((js + sql) / 1000)).toLocaleString('en-US')} conversations/s on one core, without HTTP, D1's RPC or workerd`);
+  console.log(
+    `  → at most ${Math.round(1000 / ((js + sql) / 1000)).toLocaleString('en-US')} conversations/s on one core, without HTTP, D1's RPC or workerd`,
+  );
   for (const [k, xs] of Object.entries(sizes)) console.log(`  ${mean(xs).toFixed(0).padStart(10)}  ${k}`);
 }
 

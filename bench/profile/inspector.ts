@@ -114,9 +114,7 @@ async function workerdTargets(workerdPid: number): Promise<Map<string, string>> 
 }
 
 export class Profiler {
-  private constructor(
-    private readonly sessions: { name: string; cdp: Cdp }[],
-  ) {}
+  private constructor(private readonly sessions: { name: string; cdp: Cdp }[]) {}
 
   static async attach(targets: Map<string, string>, names: string[]): Promise<Profiler> {
     const sessions = [];
@@ -174,7 +172,8 @@ export function bundleModules(bundlePath: string): (line: number) => string {
   const starts: { line: number; module: string }[] = [];
   lines.forEach((text, i) => {
     const m = /^\/\/ ((?:src|node_modules|scripts)\/\S+)$/.exec(text);
-    if (m) starts.push({ line: i, module: m[1]!.replace(/^node_modules\/(\.pnpm\/)?/, 'npm:').replace(/^(npm:(@[^/]+\/)?[^/]+)\/.*$/, '$1') });
+    if (m)
+      starts.push({ line: i, module: m[1]!.replace(/^node_modules\/(\.pnpm\/)?/, 'npm:').replace(/^(npm:(@[^/]+\/)?[^/]+)\/.*$/, '$1') });
   });
   return (line) => {
     let lo = 0;
@@ -210,7 +209,13 @@ export function summarizeProfile(profile: CdpProfile, moduleOf: ((url: string, l
       idle += ms;
       continue;
     }
-    const module = f.url ? (moduleOf ? moduleOf(f.url, f.lineNumber) : f.url) : f.functionName.startsWith('(') ? f.functionName : `(native) ${f.functionName}`;
+    const module = f.url
+      ? moduleOf
+        ? moduleOf(f.url, f.lineNumber)
+        : f.url
+      : f.functionName.startsWith('(')
+        ? f.functionName
+        : `(native) ${f.functionName}`;
     const name = `${f.functionName || '(anonymous)'} @ ${module}${f.url ? `:${f.lineNumber + 1}` : ''}`;
     fn.set(name, (fn.get(name) ?? 0) + ms);
     mod.set(module, (mod.get(module) ?? 0) + ms);

@@ -9,7 +9,7 @@
  * own share plus D1's transfer.
  * Run it while no `wrangler dev` uses the database.
  */
-import Database from 'better-sqlite3';
+import { openSqliteFile } from '../lib/sqlite';
 import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { DIMENSIONS, METRIC_INDEX, type Dimension } from '../../src/analytics/catalog';
@@ -24,7 +24,9 @@ import { timeRuns } from '../lib/stats';
 import { benchQueries, type BenchQuery } from '../peers/queries';
 
 /** The statement readRollup would run for `q` (src's own builder), or undefined when the query goes to raw rows. */
-export function rollupSql(q: BenchQuery): { sql: string; params: unknown[]; source: string; plan: BucketPlan; scanned: string[] } | undefined {
+export function rollupSql(
+  q: BenchQuery,
+): { sql: string; params: unknown[]; source: string; plan: BucketPlan; scanned: string[] } | undefined {
   const plan = planBuckets({ interval: q.body.interval, granularity: q.body.granularity, timeZone: q.body.timeZone });
   const predicates = (q.body.filter?.predicates ?? []) as { dimension: Dimension; value: string }[];
   const dimensions = new Set<Dimension>(['mediaType', ...((q.body.groupBy ?? []) as Dimension[]), ...predicates.map((p) => p.dimension)]);
@@ -43,7 +45,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({ options: { persist: { type: 'string' }, quick: { type: 'boolean' } } });
   const spec = values.quick ? QUICK_SIM : FULL_SIM;
   const persist = values.persist ?? findStoreDir(`d1-${specKey(spec)}`);
-  const db = new Database(d1File(persist), { readonly: true });
+  const db = openSqliteFile(d1File(persist), { readonly: true });
   const queries = benchQueries(spec.end, agents(spec)[0]!.id);
   for (const q of queries) {
     const built = rollupSql(q);
@@ -65,7 +67,9 @@ async function main(): Promise<void> {
     };
     const scanned = built.scanned.reduce((n, from) => n + count(from), 0);
     const t = await timeRuns(async () => stmt.raw(true).all(...built.params), { warmup: 2, minRuns: 20, maxRuns: 20, budgetMs: 0 });
-    console.log(`  source ${built.source}; ${built.plan.boundaries.length - 1} buckets; rows scanned ${scanned}, rows returned ${rows} (${cells} cells)`);
+    console.log(
+      `  source ${built.source}; ${built.plan.boundaries.length - 1} buckets; rows scanned ${scanned}, rows returned ${rows} (${cells} cells)`,
+    );
     console.log(`  SQL alone (better-sqlite3): p50 ${t.p50.toFixed(2)} ms, p95 ${t.p95.toFixed(2)} ms`);
     console.log(`  plan:\n    ${plan.join('\n    ')}`);
   }
@@ -74,7 +78,9 @@ async function main(): Promise<void> {
     const byRes = db.prepare(`SELECT res, count(*) AS n FROM ${name} GROUP BY res`).all() as { res: number; n: number }[];
     console.log(`${name}: ${byRes.map((r) => `res ${r.res}: ${r.n} rows`).join(', ')}`);
   }
-  console.log(`dim_values: ${(db.prepare('SELECT count(*) AS n FROM dim_values').get() as { n: number }).n} rows; dimensions ${DIMENSIONS.length}`);
+  console.log(
+    `dim_values: ${(db.prepare('SELECT count(*) AS n FROM dim_values').get() as { n: number }).n} rows; dimensions ${DIMENSIONS.length}`,
+  );
   db.close();
 }
 

@@ -59,7 +59,9 @@ async function main(): Promise<void> {
   // --snapshot DIR: a Worker bundle kept from another snapshot (side-by-side runs of two versions).
   const buildDir = values.snapshot ? path.resolve(values.snapshot) : path.join(DATA_DIR, 'build');
   const floor = values.floor === true;
-  const config = floor ? path.join(ROOT, 'bench', 'ceiling-worker', 'wrangler.toml') : snapshotWorker(buildDir, values.fresh !== true).config;
+  const config = floor
+    ? path.join(ROOT, 'bench', 'ceiling-worker', 'wrangler.toml')
+    : snapshotWorker(buildDir, values.fresh !== true).config;
   const persistTo = storeDir('steady-trace');
   rmSync(persistTo, { recursive: true, force: true });
   mkdirSync(persistTo, { recursive: true });
@@ -81,7 +83,10 @@ async function main(): Promise<void> {
     const room = floor ? { id: 'trace', webhookId: '' } : (await setUpRooms(dev.url, TOKEN, 1, 'trace'))[0]!;
     const postUrl = floor ? floorUrl(base, room.id) : hookUrl(base, room);
     const viewerUrl = floor ? floorWsUrl(base, room.id) : wsUrl(base, room);
-    await viewers.command({ type: 'open', viewers: Array.from({ length: viewerCount }, (_, id) => ({ id, room: room.id, url: viewerUrl, token: TOKEN })) }, 'opened');
+    await viewers.command(
+      { type: 'open', viewers: Array.from({ length: viewerCount }, (_, id) => ({ id, room: room.id, url: viewerUrl, token: TOKEN })) },
+      'opened',
+    );
     let profiler: Profiler | undefined;
     if (values.profile) {
       const targets = await inspectorTargets(dev.workerPid, INSPECTOR);
@@ -111,38 +116,90 @@ async function main(): Promise<void> {
       }
       const traces: Trace[] = accepted.map((p) => {
         const r = receipts.get(p.seq!);
-        return { seq: p.seq!, at: p.t0 - start, post: p.t1 - p.t0, firstViewer: r ? r.first - p.t0 : NaN, lastViewer: r ? r.last - p.t0 : NaN };
+        return {
+          seq: p.seq!,
+          at: p.t0 - start,
+          post: p.t1 - p.t0,
+          firstViewer: r ? r.first - p.t0 : NaN,
+          lastViewer: r ? r.last - p.t0 : NaN,
+        };
       });
       out.push({ round, traces });
       const leg = (name: string, xs: number[]) =>
-        `${name.padEnd(34)} p50 ${percentile(xs, 50).toFixed(1).padStart(6)}  p90 ${percentile(xs, 90).toFixed(1).padStart(6)}  p99 ${percentile(xs, 99).toFixed(1).padStart(6)}  max ${Math.max(...xs).toFixed(1).padStart(6)} ms`;
-      const cores = Object.entries(cpu.perProcess).map(([k, v]) => `${k} ${(v / cpu.wallSeconds).toFixed(2)}`).join(', ');
-      console.log(`\nround ${round}: ${accepted.length} of ${posts.length} posts accepted at ${rate}/s ${values.direct ? 'straight to workerd' : 'through the front port'}; CPU: ${cores}; ${statusLine(posts)}`);
+        `${name.padEnd(34)} p50 ${percentile(xs, 50).toFixed(1).padStart(6)}  p90 ${percentile(xs, 90).toFixed(1).padStart(6)}  p99 ${percentile(xs, 99).toFixed(1).padStart(6)}  max ${Math.max(
+          ...xs,
+        )
+          .toFixed(1)
+          .padStart(6)} ms`;
+      const cores = Object.entries(cpu.perProcess)
+        .map(([k, v]) => `${k} ${(v / cpu.wallSeconds).toFixed(2)}`)
+        .join(', ');
+      console.log(
+        `\nround ${round}: ${accepted.length} of ${posts.length} posts accepted at ${rate}/s ${values.direct ? 'straight to workerd' : 'through the front port'}; CPU: ${cores}; ${statusLine(posts)}`,
+      );
       const rss = (pid: number | undefined) => ((pid === undefined ? 0 : (memory(pid)?.rss ?? 0)) / 2 ** 20).toFixed(0);
-      console.log(`RSS after the round: workerd (Worker) ${rss(dev.workerPid)} MiB, workerd (proxy) ${rss(dev.proxyPid)} MiB, wrangler ${rss(dev.wranglerPid)} MiB, viewers ${rss(viewers.pid)} MiB`);
+      console.log(
+        `RSS after the round: workerd (Worker) ${rss(dev.workerPid)} MiB, workerd (proxy) ${rss(dev.proxyPid)} MiB, wrangler ${rss(dev.wranglerPid)} MiB, viewers ${rss(viewers.pid)} MiB`,
+      );
       if (values.heap) {
         const heaps = await heapUsage(await inspectorTargets(dev.workerPid, INSPECTOR));
         console.log(`V8 heap in use after the round: ${[...heaps].map(([k, v]) => `${k} ${(v / 2 ** 20).toFixed(1)} MiB`).join(', ')}`);
       }
-      console.log(`(the phase's first POST at CLOCK_MONOTONIC ${(start / 1000).toFixed(6)} s, workerd pid ${dev.workerPid}, viewers pid ${viewers.pid})`);
-      console.log(leg('POST start -> answer', traces.map((t) => t.post)));
-      console.log(leg('POST start -> first viewer', traces.map((t) => t.firstViewer)));
-      console.log(leg('POST start -> last viewer', traces.map((t) => t.lastViewer)));
-      console.log(leg('first viewer -> last viewer', traces.map((t) => t.lastViewer - t.firstViewer)));
+      console.log(
+        `(the phase's first POST at CLOCK_MONOTONIC ${(start / 1000).toFixed(6)} s, workerd pid ${dev.workerPid}, viewers pid ${viewers.pid})`,
+      );
+      console.log(
+        leg(
+          'POST start -> answer',
+          traces.map((t) => t.post),
+        ),
+      );
+      console.log(
+        leg(
+          'POST start -> first viewer',
+          traces.map((t) => t.firstViewer),
+        ),
+      );
+      console.log(
+        leg(
+          'POST start -> last viewer',
+          traces.map((t) => t.lastViewer),
+        ),
+      );
+      console.log(
+        leg(
+          'first viewer -> last viewer',
+          traces.map((t) => t.lastViewer - t.firstViewer),
+        ),
+      );
       const frames = collected.reports.reduce((n, r) => n + r.frames, 0);
       const received = collected.reports.reduce((n, r) => n + r.seqs.length, 0);
       console.log(`messages per frame (mean over the viewers): ${(received / Math.max(1, frames)).toFixed(2)}`);
-      const p99 = percentile(traces.map((t) => t.lastViewer), 99);
+      const p99 = percentile(
+        traces.map((t) => t.lastViewer),
+        99,
+      );
       const slow = traces.filter((t) => t.lastViewer >= p99).sort((a, b) => a.at - b.at);
-      console.log(`messages at or over the p99 (${p99.toFixed(1)} ms), on the timeline (ms since the first POST: answer / first / last viewer):`);
-      for (const t of slow) console.log(`  ${t.at.toFixed(0).padStart(6)}  seq ${String(t.seq).padStart(5)}  ${t.post.toFixed(1)} / ${t.firstViewer.toFixed(1)} / ${t.lastViewer.toFixed(1)}`);
+      console.log(
+        `messages at or over the p99 (${p99.toFixed(1)} ms), on the timeline (ms since the first POST: answer / first / last viewer):`,
+      );
+      for (const t of slow)
+        console.log(
+          `  ${t.at.toFixed(0).padStart(6)}  seq ${String(t.seq).padStart(5)}  ${t.post.toFixed(1)} / ${t.firstViewer.toFixed(1)} / ${t.lastViewer.toFixed(1)}`,
+        );
       // Per 500 ms of the phase: the worst last-viewer time, to see a stall that recurs.
       const slots = new Map<number, number>();
       for (const t of traces) slots.set(Math.floor(t.at / 500), Math.max(slots.get(Math.floor(t.at / 500)) ?? 0, t.lastViewer));
-      console.log(`worst last-viewer time per 500 ms: ${[...slots.entries()].sort((a, b) => a[0] - b[0]).map(([, v]) => v.toFixed(0)).join(' ')}`);
+      console.log(
+        `worst last-viewer time per 500 ms: ${[...slots.entries()]
+          .sort((a, b) => a[0] - b[0])
+          .map(([, v]) => v.toFixed(0))
+          .join(' ')}`,
+      );
       if (profiles) {
         const moduleOf = bundleModules(path.join(buildDir, 'bundle', 'index.js'));
-        for (const [name, profile] of profiles) printStretches(name, profile, start, (url, line) => (url.includes('index.js') ? moduleOf(line) : url));
+        for (const [name, profile] of profiles)
+          printStretches(name, profile, start, (url, line) => (url.includes('index.js') ? moduleOf(line) : url));
       }
     }
   } finally {
@@ -188,7 +245,11 @@ function printStretches(name: string, profile: CdpProfile, phaseStart: number, m
   if (current && current.to - current.from > 5000) stretches.push(current);
   console.log(`${name}: busy ${(busy / 1000).toFixed(0)} ms of ${((t - profile.startTime) / 1000).toFixed(0)} ms; stretches over 5 ms:`);
   for (const s of stretches) {
-    const top = [...s.self].sort((a, b) => b[1] - a[1]).slice(0, 4).map(([k, v]) => `${k} ${(v / 1000).toFixed(1)}`).join('; ');
+    const top = [...s.self]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 4)
+      .map(([k, v]) => `${k} ${(v / 1000).toFixed(1)}`)
+      .join('; ');
     console.log(`  ${(s.from / 1000 - phaseStart).toFixed(0).padStart(6)} +${((s.to - s.from) / 1000).toFixed(1)} ms: ${top}`);
   }
 }

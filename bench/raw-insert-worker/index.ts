@@ -8,8 +8,20 @@ interface RawEnv {
 }
 
 const DIMENSIONS = [
-  'conversationId', 'originatingDirection', 'divisionId', 'purpose', 'participantName', 'userId', 'mediaType',
-  'direction', 'ani', 'dnis', 'sessionId', 'queueId', 'wrapUpCode', 'disconnectType',
+  'conversationId',
+  'originatingDirection',
+  'divisionId',
+  'purpose',
+  'participantName',
+  'userId',
+  'mediaType',
+  'direction',
+  'ani',
+  'dnis',
+  'sessionId',
+  'queueId',
+  'wrapUpCode',
+  'disconnectType',
 ];
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS obs (metric TEXT NOT NULL, emit INTEGER NOT NULL, value INTEGER NOT NULL, ${DIMENSIONS.map((d) => `${d} TEXT`).join(', ')})`,

@@ -8,7 +8,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { type AggregateResponse } from '../../test/support/reference-aggregator';
+import type { AggregateResponse } from '../../test/support/reference-aggregator';
 import { api, isUp } from '../lib/http';
 import { ingestRecords, prepareBodies, prepareIngestBodies, type IngestRun, type PreparedBodies } from '../lib/ingest-client';
 import { CpuMeter, threadCpuSeconds } from '../lib/proc';
@@ -20,7 +20,15 @@ import { percentile, timeRuns, type Timing } from '../lib/stats';
 import { migrate, peakRss, ROOT, startDev, type DevServer } from '../lib/wrangler';
 import { openDuckDb, openSqlite, type PeerEngine } from '../peers/engines';
 import { preparePeerData, rowsOf } from '../peers/observations';
-import { assemble, benchQueries, canonicalJson, firstDifference, peerPlan, type BenchQuery, type ServiceLevelSettings } from '../peers/queries';
+import {
+  assemble,
+  benchQueries,
+  canonicalJson,
+  firstDifference,
+  peerPlan,
+  type BenchQuery,
+  type ServiceLevelSettings,
+} from '../peers/queries';
 
 export const ANALYTICS_PORT = 8820;
 const ANALYTICS_INSPECTOR = 8829;
@@ -135,7 +143,7 @@ async function ingestOnDisk(ctx: AnalyticsContext, m: IngestMarker): Promise<voi
     unit: 'conv/s',
     ...(mark ? { peer: `the same in memory, this run (first ${mark[0].toLocaleString('en-US')})`, peerValue: mark[0] / mark[1] } : {}),
   });
-  ctx.detail['ingestOnDisk'] = { conversations: n, seconds: run.seconds, cpu, memoryMark: mark };
+  ctx.detail.ingestOnDisk = { conversations: n, seconds: run.seconds, cpu, memoryMark: mark };
 }
 
 async function ingestFresh(ctx: AnalyticsContext, persistTo: string, markerPath: string): Promise<IngestMarker> {
@@ -147,7 +155,11 @@ async function ingestFresh(ctx: AnalyticsContext, persistTo: string, markerPath:
   const dev = await devFor(ctx, persistTo);
   try {
     progress(`ingest: wrangler dev on ${dev.url} (workerd pid ${dev.workerPid}, its own port ${dev.directUrl ?? 'not reachable'})`);
-    const meter = new CpuMeter(() => ({ 'workerd (Worker)': dev.workerPid, 'workerd (proxy)': dev.proxyPid, 'wrangler (node)': dev.wranglerPid }));
+    const meter = new CpuMeter(() => ({
+      'workerd (Worker)': dev.workerPid,
+      'workerd (proxy)': dev.proxyPid,
+      'wrangler (node)': dev.wranglerPid,
+    }));
     const run = await ingestRecords(dev.url + INGEST_PATH, ctx.token, bodies, {
       total: ctx.spec.conversations,
       inFlight: ctx.inFlight,
@@ -184,8 +196,15 @@ function reportIngest(ctx: AnalyticsContext, m: IngestMarker): void {
   const r = ctx.results;
   const s = '2 ingest';
   const rate = m.run.conversations / m.run.seconds;
-  ctx.detail['ingest'] = m;
-  r.add({ scenario: s, metric: `conversations/s (${m.run.conversations.toLocaleString('en-US')} in batches of 1,000, ${ctx.inFlight} in flight)`, value: rate, unit: 'conv/s', target: '>= 10,000', met: rate >= 10_000 });
+  ctx.detail.ingest = m;
+  r.add({
+    scenario: s,
+    metric: `conversations/s (${m.run.conversations.toLocaleString('en-US')} in batches of 1,000, ${ctx.inFlight} in flight)`,
+    value: rate,
+    unit: 'conv/s',
+    target: '>= 10,000',
+    met: rate >= 10_000,
+  });
   r.add({ scenario: s, metric: 'observations/s', value: m.run.observations / m.run.seconds, unit: 'obs/s' });
   r.add({ scenario: s, metric: 'request time per 1,000 conversations, p50', value: m.run.p50, unit: 'ms' });
   r.add({ scenario: s, metric: 'request time per 1,000 conversations, p95', value: m.run.p95, unit: 'ms' });
@@ -193,19 +212,42 @@ function reportIngest(ctx: AnalyticsContext, m: IngestMarker): void {
     r.add({ scenario: s, metric: `CPU during ingest: ${name}`, value: seconds / m.cpu.wallSeconds, unit: 'cores' });
   }
   const ours = Object.values(m.cpu.perProcess).reduce((a, b) => a + b, 0);
-  r.add({ scenario: s, metric: 'CPU during ingest: other processes on the machine', value: Math.max(0, m.cpu.machineBusy - ours) / m.cpu.wallSeconds, unit: 'cores' });
+  r.add({
+    scenario: s,
+    metric: 'CPU during ingest: other processes on the machine',
+    value: Math.max(0, m.cpu.machineBusy - ours) / m.cpu.wallSeconds,
+    unit: 'cores',
+  });
   if (m.run.retries > 0) r.add({ scenario: s, metric: 'batches sent again after a 503', value: m.run.retries, unit: 'batches' });
   r.add({ scenario: s, metric: 'workerd peak RSS during ingest', value: mb(m.workerdPeakRss), unit: 'MiB' });
   const workerdCpu = m.cpu.perProcess['workerd (Worker)'];
-  if (workerdCpu) r.add({ scenario: s, metric: "conversations per CPU-second of the Worker's workerd (independent of other load)", value: m.run.conversations / workerdCpu, unit: 'conv/CPU-s' });
+  if (workerdCpu)
+    r.add({
+      scenario: s,
+      metric: "conversations per CPU-second of the Worker's workerd (independent of other load)",
+      value: m.run.conversations / workerdCpu,
+      unit: 'conv/CPU-s',
+    });
   if (m.threads && m.threads.length > 0) {
     const total = m.threads.reduce((a, t) => a + t.seconds, 0);
-    r.add({ scenario: s, metric: `share of workerd's CPU on its busiest thread (${m.threads[0]!.name})`, value: m.threads[0]!.seconds / total, unit: 'fraction' });
+    r.add({
+      scenario: s,
+      metric: `share of workerd's CPU on its busiest thread (${m.threads[0]!.name})`,
+      value: m.threads[0]!.seconds / total,
+      unit: 'fraction',
+    });
   }
 
   const n = m.run.conversations;
   const perConv = m.footprint.bytes / n;
-  r.add({ scenario: s, metric: 'D1 bytes per conversation (file after checkpoint)', value: perConv, unit: 'B/conv', target: '<= 1,000', met: perConv <= 1000 });
+  r.add({
+    scenario: s,
+    metric: 'D1 bytes per conversation (file after checkpoint)',
+    value: perConv,
+    unit: 'B/conv',
+    target: '<= 1,000',
+    met: perConv <= 1000,
+  });
   const byTable = new Map<string, number>();
   for (const o of m.footprint.objects) byTable.set(`${o.table}${o.kind === 'index' ? ` (index ${o.name})` : ''}`, o.bytes);
   for (const [name, bytes] of [...byTable].sort((a, b) => b[1] - a[1]).slice(0, 8)) {
@@ -214,7 +256,7 @@ function reportIngest(ctx: AnalyticsContext, m: IngestMarker): void {
   const perMonth = CENTER_CONVERSATIONS_PER_DAY * DAYS_PER_MONTH;
   const months = D1_CAPACITY_BYTES / (perConv * perMonth);
   r.add({ scenario: s, metric: 'months of a 500-agent center (~1.0 M conversations/month) in 10 GB D1', value: months, unit: 'months' });
-  ctx.detail['capacity'] = { bytesPerConversation: perConv, conversationsPerMonth: perMonth, months, d1Bytes: D1_CAPACITY_BYTES };
+  ctx.detail.capacity = { bytesPerConversation: perConv, conversationsPerMonth: perMonth, months, d1Bytes: D1_CAPACITY_BYTES };
 }
 
 /** The plain-insert peer: raw rows with text dimensions through the same wrangler dev front. */
@@ -251,9 +293,23 @@ async function rawInsertPeer(ctx: AnalyticsContext, m: IngestMarker): Promise<vo
   const rate = run.conversations / run.seconds;
   const ingestRate = m.run.conversations / m.run.seconds;
   const r = ctx.results;
-  r.add({ scenario: '2 ingest', metric: 'conversations/s vs plain insert of raw rows (same front, D1)', value: ingestRate, unit: 'conv/s', peer: `raw rows (${n.toLocaleString('en-US')} conv)`, peerValue: rate });
-  r.add({ scenario: '2 ingest', metric: 'D1 bytes per conversation vs raw rows with text dimensions', value: m.footprint.bytes / m.run.conversations, unit: 'B/conv', peer: 'raw rows + emit index', peerValue: fp.bytes / run.conversations });
-  ctx.detail['rawInsertPeer'] = { conversations: n, rows: run.observations, seconds: run.seconds, footprint: fp };
+  r.add({
+    scenario: '2 ingest',
+    metric: 'conversations/s vs plain insert of raw rows (same front, D1)',
+    value: ingestRate,
+    unit: 'conv/s',
+    peer: `raw rows (${n.toLocaleString('en-US')} conv)`,
+    peerValue: rate,
+  });
+  r.add({
+    scenario: '2 ingest',
+    metric: 'D1 bytes per conversation vs raw rows with text dimensions',
+    value: m.footprint.bytes / m.run.conversations,
+    unit: 'B/conv',
+    peer: 'raw rows + emit index',
+    peerValue: fp.bytes / run.conversations,
+  });
+  ctx.detail.rawInsertPeer = { conversations: n, rows: run.observations, seconds: run.seconds, footprint: fp };
 }
 
 /** The first `n` of `items`. */
@@ -266,7 +322,17 @@ function* firstOf<T>(items: Iterable<T>, n: number): Generator<T> {
 }
 
 async function postRawRows(base: string, prepared: PreparedBodies, total: number, inFlight: number): Promise<IngestRun> {
-  const run: IngestRun = { conversations: 0, observations: 0, duplicates: 0, requests: 0, retries: 0, seconds: 0, bodyBytes: 0, latencies: [], marks: [] };
+  const run: IngestRun = {
+    conversations: 0,
+    observations: 0,
+    duplicates: 0,
+    requests: 0,
+    retries: 0,
+    seconds: 0,
+    bodyBytes: 0,
+    latencies: [],
+    marks: [],
+  };
   const started = performance.now();
   const pending = new Set<Promise<void>>();
   let failure: unknown;
@@ -289,7 +355,8 @@ async function postRawRows(base: string, prepared: PreparedBodies, total: number
     pending.add(task);
     if (pending.size >= inFlight) await Promise.race(pending);
     if (failure) throw failure;
-    if (run.requests % 50 === 0 && run.requests > 0) progress(`raw-insert peer: ${run.conversations.toLocaleString('en-US')}/${total.toLocaleString('en-US')}`);
+    if (run.requests % 50 === 0 && run.requests > 0)
+      progress(`raw-insert peer: ${run.conversations.toLocaleString('en-US')}/${total.toLocaleString('en-US')}`);
   };
   for (let i = 0; i < prepared.bodies.length; i++) await send(prepared.bodies[i]!, prepared.counts[i]!);
   await Promise.all(pending);
@@ -313,7 +380,12 @@ export async function queryScenario(ctx: AnalyticsContext): Promise<void> {
   const sqlite = openSqlite(peerData);
   const peers: PeerEngine[] = [duck, sqlite];
   const r = ctx.results;
-  r.add({ scenario: '1 query', metric: `DuckDB load of ${peerData.observations.toLocaleString('en-US')} observations (CSV)`, value: duck.loadSeconds, unit: 's' });
+  r.add({
+    scenario: '1 query',
+    metric: `DuckDB load of ${peerData.observations.toLocaleString('en-US')} observations (CSV)`,
+    value: duck.loadSeconds,
+    unit: 's',
+  });
 
   const dev = await devFor(ctx, persistTo);
   try {
@@ -338,13 +410,22 @@ export async function queryScenario(ctx: AnalyticsContext): Promise<void> {
         if (!equal[peer.name]) {
           const file = path.join(DATA_DIR, `mismatch-${q.id}-${peer.name}.json`);
           writeFileSync(file, JSON.stringify({ query: q.body, worker: worker.body, peer: answer, plan }, null, 1));
-          progress(`query ${q.id}: ${peer.name}'s answer DIFFERS from the Worker's (${firstDifference(worker.body, answer)}); both in ${file}`);
+          progress(
+            `query ${q.id}: ${peer.name}'s answer DIFFERS from the Worker's (${firstDifference(worker.body, answer)}); both in ${file}`,
+          );
         }
       }
       const groups = worker.body.results.length;
       const cellsCount = worker.body.results.reduce((a, g) => a + g.data.length, 0);
-      progress(`query ${q.id}: ${groups} groups, ${cellsCount} group-buckets, ${(worker.bytes / 1024).toFixed(0)} KiB, source ${worker.source}; answers equal: ${JSON.stringify(equal)}`);
-      r.add({ scenario: '1 query', metric: `${q.id}) answers equal to DuckDB and SQLite (1 = yes)`, value: Object.values(equal).every(Boolean) ? 1 : 0, unit: 'bool' });
+      progress(
+        `query ${q.id}: ${groups} groups, ${cellsCount} group-buckets, ${(worker.bytes / 1024).toFixed(0)} KiB, source ${worker.source}; answers equal: ${JSON.stringify(equal)}`,
+      );
+      r.add({
+        scenario: '1 query',
+        metric: `${q.id}) answers equal to DuckDB and SQLite (1 = yes)`,
+        value: Object.values(equal).every(Boolean) ? 1 : 0,
+        unit: 'bool',
+      });
       if (!Object.values(equal).every(Boolean)) continue;
 
       // 2. Timing: the Worker through wrangler's front port and straight to workerd, then the peers.
@@ -364,21 +445,76 @@ export async function queryScenario(ctx: AnalyticsContext): Promise<void> {
         };
         // A slow peer gets at least 5 runs and as many more (up to the Worker's count) as 90 s allow
         // (3 s in a quick run: SQLite's query c alone took 11 s of a 121 s quick run in a slow phase).
-        peerTimes[peer.name] = await timeRuns(once, { warmup: 1, minRuns: Math.min(5, ctx.runs), maxRuns: ctx.runs, budgetMs: ctx.quick ? 3_000 : 90_000 });
+        peerTimes[peer.name] = await timeRuns(once, {
+          warmup: 1,
+          minRuns: Math.min(5, ctx.runs),
+          maxRuns: ctx.runs,
+          budgetMs: ctx.quick ? 3_000 : 90_000,
+        });
       }
-      const d = peerTimes['DuckDB']!;
-      const s = peerTimes['SQLite']!;
+      const d = peerTimes.DuckDB!;
+      const s = peerTimes.SQLite!;
       const label = `${q.id}) ${q.title}`;
-      r.add({ scenario: '1 query', metric: `${label} — p50 (uncompressed answer)`, value: viaProxy.p50, unit: 'ms', peer: 'DuckDB p50', peerValue: d.p50, target: '<= 50 ms, ratio <= 1.0', met: viaProxy.p50 <= 50 && viaProxy.p50 <= d.p50 });
+      r.add({
+        scenario: '1 query',
+        metric: `${label} — p50 (uncompressed answer)`,
+        value: viaProxy.p50,
+        unit: 'ms',
+        peer: 'DuckDB p50',
+        peerValue: d.p50,
+        target: '<= 50 ms, ratio <= 1.0',
+        met: viaProxy.p50 <= 50 && viaProxy.p50 <= d.p50,
+      });
       r.add({ scenario: '1 query', metric: `${q.id}) p95`, value: viaProxy.p95, unit: 'ms', peer: 'DuckDB p95', peerValue: d.p95 });
-      r.add({ scenario: '1 query', metric: `${q.id}) p50 vs plain SQLite GROUP BY`, value: viaProxy.p50, unit: 'ms', peer: `SQLite p50 (${s.runs} runs)`, peerValue: s.p50 });
-      if (direct) r.add({ scenario: '1 query', metric: `${q.id}) p50 straight to workerd's port`, value: direct.p50, unit: 'ms', peer: 'DuckDB p50', peerValue: d.p50 });
-      r.add({ scenario: '1 query', metric: `${q.id}) p50 asking for gzip (wrangler dev compresses in workerd, as the edge would outside it)`, value: gzip.p50, unit: 'ms', peer: 'DuckDB p50', peerValue: d.p50 });
-      details[q.id] = { title: q.title, body: q.body, source: worker.source, groups, cells: cellsCount, responseBytes: worker.bytes, viaProxy, direct, gzip, peers: peerTimes, plans: { duckdb: peerPlan(q, duck.dialect), sqlite: peerPlan(q, sqlite.dialect) } };
+      r.add({
+        scenario: '1 query',
+        metric: `${q.id}) p50 vs plain SQLite GROUP BY`,
+        value: viaProxy.p50,
+        unit: 'ms',
+        peer: `SQLite p50 (${s.runs} runs)`,
+        peerValue: s.p50,
+      });
+      if (direct)
+        r.add({
+          scenario: '1 query',
+          metric: `${q.id}) p50 straight to workerd's port`,
+          value: direct.p50,
+          unit: 'ms',
+          peer: 'DuckDB p50',
+          peerValue: d.p50,
+        });
+      r.add({
+        scenario: '1 query',
+        metric: `${q.id}) p50 asking for gzip (wrangler dev compresses in workerd, as the edge would outside it)`,
+        value: gzip.p50,
+        unit: 'ms',
+        peer: 'DuckDB p50',
+        peerValue: d.p50,
+      });
+      details[q.id] = {
+        title: q.title,
+        body: q.body,
+        source: worker.source,
+        groups,
+        cells: cellsCount,
+        responseBytes: worker.bytes,
+        viaProxy,
+        direct,
+        gzip,
+        peers: peerTimes,
+        plans: { duckdb: peerPlan(q, duck.dialect), sqlite: peerPlan(q, sqlite.dialect) },
+      };
     }
-    r.add({ scenario: '1 query', metric: 'workerd peak RSS (fresh start, queries only)', value: mb(peakRss(dev.workerPid)), unit: 'MiB', peer: 'DuckDB table memory', peerValue: mb(duck.bytes) });
-    ctx.detail['queries'] = details;
-    if (networkRetries.length > 0) ctx.detail['queryNetworkRetries'] = networkRetries;
+    r.add({
+      scenario: '1 query',
+      metric: 'workerd peak RSS (fresh start, queries only)',
+      value: mb(peakRss(dev.workerPid)),
+      unit: 'MiB',
+      peer: 'DuckDB table memory',
+      peerValue: mb(duck.bytes),
+    });
+    ctx.detail.queries = details;
+    if (networkRetries.length > 0) ctx.detail.queryNetworkRetries = networkRetries;
   } finally {
     await dev.stop();
     for (const p of peers) await p.close();
@@ -396,7 +532,12 @@ export const networkRetries: string[] = [];
  */
 type Encoding = 'identity' | 'client default';
 
-async function postQuery(base: string, token: string, q: BenchQuery, encoding: Encoding = 'identity'): Promise<{ body: AggregateResponse; text: string; source: string; bytes: number }> {
+async function postQuery(
+  base: string,
+  token: string,
+  q: BenchQuery,
+  encoding: Encoding = 'identity',
+): Promise<{ body: AggregateResponse; text: string; source: string; bytes: number }> {
   const { text, source } = await postQueryRaw(base, token, q, encoding);
   return { body: JSON.parse(text) as AggregateResponse, text, source, bytes: text.length };
 }
@@ -404,16 +545,26 @@ async function postQuery(base: string, token: string, q: BenchQuery, encoding: E
 /** A timed run: the whole answer received, and the same text as `expected` (not parsed again). */
 async function postQueryText(base: string, token: string, q: BenchQuery, expected: string, encoding?: Encoding): Promise<void> {
   const { text } = await postQueryRaw(base, token, q, encoding);
-  if (text !== expected) throw new Error(`query ${q.id}: a timed answer differs from the checked one (${text.length} vs ${expected.length} chars)`);
+  if (text !== expected)
+    throw new Error(`query ${q.id}: a timed answer differs from the checked one (${text.length} vs ${expected.length} chars)`);
 }
 
-async function postQueryRaw(base: string, token: string, q: BenchQuery, encoding: Encoding = 'identity'): Promise<{ text: string; source: string }> {
+async function postQueryRaw(
+  base: string,
+  token: string,
+  q: BenchQuery,
+  encoding: Encoding = 'identity',
+): Promise<{ text: string; source: string }> {
   let res: Response;
   for (let attempt = 1; ; attempt++) {
     try {
       res = await fetch(base + QUERY_PATH, {
         method: 'POST',
-        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', ...(encoding === 'identity' ? { 'Accept-Encoding': 'identity' } : {}) },
+        headers: {
+          Authorization: `Bearer ${token}`,
+          'Content-Type': 'application/json',
+          ...(encoding === 'identity' ? { 'Accept-Encoding': 'identity' } : {}),
+        },
         body: JSON.stringify(q.body),
       });
       break;

@@ -74,7 +74,10 @@ export class Viewers {
   private waiters: ((e: ViewerEvent) => void)[] = [];
 
   constructor() {
-    this.child = fork(path.join(ROOT, 'bench', 'chat', 'viewers.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.child = fork(path.join(ROOT, 'bench', 'chat', 'viewers.ts'), [], {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     this.child.on('message', (m) => {
       const e = m as ViewerEvent;
       const w = this.waiters.shift();
@@ -129,7 +132,11 @@ async function postOnce(url: string, n: number, room?: string): Promise<PostOutc
 }
 
 /** `posters` closed loops for `seconds`, cycling over `urls`. */
-async function closedLoop(urls: { url: string; room?: string }[], seconds: number, posters = POSTERS): Promise<{ outcomes: PostOutcome[]; seconds: number }> {
+async function closedLoop(
+  urls: { url: string; room?: string }[],
+  seconds: number,
+  posters = POSTERS,
+): Promise<{ outcomes: PostOutcome[]; seconds: number }> {
   const outcomes: PostOutcome[] = [];
   const started = nowMs();
   const until = started + seconds * 1000;
@@ -175,7 +182,15 @@ interface DeliveryCheck {
 }
 
 function checkDeliveries(reports: ViewerReport[], acceptedByRoom: Map<string, number[]>): DeliveryCheck {
-  const check: DeliveryCheck = { viewers: reports.length, accepted: 0, perfect: 0, missing: 0, duplicates: 0, outOfOrder: 0, unexpected: 0 };
+  const check: DeliveryCheck = {
+    viewers: reports.length,
+    accepted: 0,
+    perfect: 0,
+    missing: 0,
+    duplicates: 0,
+    outOfOrder: 0,
+    unexpected: 0,
+  };
   for (const seqs of acceptedByRoom.values()) check.accepted += seqs.length;
   for (const r of reports) {
     const accepted = new Set(acceptedByRoom.get(r.room) ?? []);
@@ -235,7 +250,9 @@ export function statusLine(outcomes: PostOutcome[]): string {
   const line = `statuses ${JSON.stringify(statusCounts(outcomes))}`;
   if (failed.length === 0) return line;
   const start = Math.min(...outcomes.map((o) => o.t0));
-  const shown = failed.slice(0, 3).map((o) => `${o.status} at +${((o.t0 - start) / 1000).toFixed(2)} s after ${(o.t1 - o.t0).toFixed(0)} ms: ${o.error ?? ''}`);
+  const shown = failed
+    .slice(0, 3)
+    .map((o) => `${o.status} at +${((o.t0 - start) / 1000).toFixed(2)} s after ${(o.t1 - o.t0).toFixed(0)} ms: ${o.error ?? ''}`);
   return `${line}; first failures: ${shown.join(' | ')}`;
 }
 
@@ -245,7 +262,11 @@ export async function setUpRooms(base: string, token: string, count: number, lab
   const rooms: Room[] = [];
   for (let i = 0; i < count; i++) {
     const room = await api<{ id: string }>(base, token, 'POST', '/api/v1/rooms', { name: `bench ${label} ${i + 1}` });
-    const hook = await api<{ id: string }>(base, token, 'POST', '/api/v1/webhooks', { name: `bench ${label} ${i + 1}`, kind: 'generic', roomId: room.id });
+    const hook = await api<{ id: string }>(base, token, 'POST', '/api/v1/webhooks', {
+      name: `bench ${label} ${i + 1}`,
+      kind: 'generic',
+      roomId: room.id,
+    });
     // Raise the rate limit the documented way, by PATCH.
     await api(base, token, 'PATCH', `/api/v1/webhooks/${hook.id}`, { rateLimit: { burst: 100_000, perSecond: 100_000 } });
     rooms.push({ id: room.id, webhookId: hook.id });
@@ -270,7 +291,10 @@ const FLOOR_PAD = (() => {
   const [switchboard] = encodeMessageFrames([
     { id: uuid, roomId: uuid, seq: 1_000_000, webhookId: uuid, markdown: message, html: renderMarkdown(message), metadata, createdAt },
   ]);
-  const floor = JSON.stringify({ type: 'messages', messages: [{ id: '1000000', roomId: FLOOR_FRONT, seq: 1_000_000, body, pad: '', createdAt }] });
+  const floor = JSON.stringify({
+    type: 'messages',
+    messages: [{ id: '1000000', roomId: FLOOR_FRONT, seq: 1_000_000, body, pad: '', createdAt }],
+  });
   return Math.max(0, switchboard!.length - floor.length);
 })();
 
@@ -296,7 +320,7 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
   let diskDev: DevServer | undefined;
   const viewers = new Viewers();
   const detail: Record<string, unknown> = {};
-  o.detail['chat'] = detail;
+  o.detail.chat = detail;
   try {
     await viewers.started();
     dev = await startDev({
@@ -316,12 +340,20 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
       persistTo: persistCeiling,
       ready: isCeilingUp,
     });
-    progress(`chat: Switchboard on ${dev.url} (workerd's own port ${dev.directUrl ?? 'not reachable'}), ceiling on ${ceiling.url} (${ceiling.directUrl ?? 'not reachable'})`);
+    progress(
+      `chat: Switchboard on ${dev.url} (workerd's own port ${dev.directUrl ?? 'not reachable'}), ceiling on ${ceiling.url} (${ceiling.directUrl ?? 'not reachable'})`,
+    );
     const d = dev;
     const meter = () =>
-      new CpuMeter(() => ({ 'workerd (Worker)': d.workerPid, 'workerd (proxy)': d.proxyPid, 'wrangler (node)': d.wranglerPid, viewers: viewers.pid }));
+      new CpuMeter(() => ({
+        'workerd (Worker)': d.workerPid,
+        'workerd (proxy)': d.proxyPid,
+        'wrangler (node)': d.wranglerPid,
+        viewers: viewers.pid,
+      }));
     const c = ceiling;
-    const ceilingMeter = () => new CpuMeter(() => ({ 'workerd (Worker)': c.workerPid, 'workerd (proxy)': c.proxyPid, viewers: viewers.pid }));
+    const ceilingMeter = () =>
+      new CpuMeter(() => ({ 'workerd (Worker)': c.workerPid, 'workerd (proxy)': c.proxyPid, viewers: viewers.pid }));
 
     // ---- rooms: proxy phase, direct phase, deflate phase, then the 50-room phase ------------------
     const main = (await setUpRooms(d.url, o.token, 1, 'one room'))[0]!;
@@ -331,12 +363,15 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
     const specs: ViewerSpec[] = [];
     let id = 0;
     for (let i = 0; i < VIEWERS; i++) specs.push({ id: id++, room: main.id, url: wsUrl(d.url, main), token: o.token });
-    if (directRoom && d.directUrl) for (let i = 0; i < VIEWERS; i++) specs.push({ id: id++, room: directRoom.id, url: wsUrl(d.directUrl, directRoom), token: o.token });
-    for (let i = 0; i < VIEWERS; i++) specs.push({ id: id++, room: deflateRoom.id, url: wsUrl(d.url, deflateRoom), token: o.token, deflate: true });
+    if (directRoom && d.directUrl)
+      for (let i = 0; i < VIEWERS; i++) specs.push({ id: id++, room: directRoom.id, url: wsUrl(d.directUrl, directRoom), token: o.token });
+    for (let i = 0; i < VIEWERS; i++)
+      specs.push({ id: id++, room: deflateRoom.id, url: wsUrl(d.url, deflateRoom), token: o.token, deflate: true });
     for (const room of many) for (let i = 0; i < 2; i++) specs.push({ id: id++, room: room.id, url: wsUrl(d.url, room), token: o.token });
     // The fan-out floor's rooms in the ceiling Worker: one reached through its front port, one straight to its workerd.
     for (let i = 0; i < VIEWERS; i++) specs.push({ id: id++, room: FLOOR_FRONT, url: floorWsUrl(c.url, FLOOR_FRONT), token: '' });
-    if (c.directUrl) for (let i = 0; i < VIEWERS; i++) specs.push({ id: id++, room: FLOOR_DIRECT, url: floorWsUrl(c.directUrl, FLOOR_DIRECT), token: '' });
+    if (c.directUrl)
+      for (let i = 0; i < VIEWERS; i++) specs.push({ id: id++, room: FLOOR_DIRECT, url: floorWsUrl(c.directUrl, FLOOR_DIRECT), token: '' });
     progress(`chat: opening ${specs.length} WebSocket viewers`);
     await viewers.command({ type: 'open', viewers: specs }, 'opened');
 
@@ -373,7 +408,10 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
       const steady = await openLoop(postUrl, rate, steadySeconds, roomId);
       const cpu = m.stop();
       const accepted = acceptedSeqs(steady);
-      const collected = await viewers.command({ type: 'collect', expect: { [roomId]: accepted.get(roomId)?.length ?? 0 }, timeoutMs: 60_000 }, 'collected');
+      const collected = await viewers.command(
+        { type: 'collect', expect: { [roomId]: accepted.get(roomId)?.length ?? 0 }, timeoutMs: 60_000 },
+        'collected',
+      );
       const t0BySeq = new Map<number, number>();
       for (const x of steady) if (x.seq !== undefined) t0BySeq.set(x.seq, x.t0);
       const all: number[] = [];
@@ -431,7 +469,16 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
      * floor 24 and 14 with it): alternating makes both sides see the same minutes, and three times
      * the messages make the p99 rest on 60 messages instead of 20.
      */
-    type SteadyPhase = { rate: number; room: Room; base: string; where: string; peers?: { ceiling: string; floorRoom?: string }; after: boolean; target: boolean; slices?: number };
+    type SteadyPhase = {
+      rate: number;
+      room: Room;
+      base: string;
+      where: string;
+      peers?: { ceiling: string; floorRoom?: string };
+      after: boolean;
+      target: boolean;
+      slices?: number;
+    };
     const steadyPhase = async ({ rate, room, base, where, peers, after, target, slices = 1 }: SteadyPhase, meterOf: () => CpuMeter) => {
       const label = `steady ${rate} posts/s${where}`;
       const runs: SteadyRun[] = [];
@@ -441,14 +488,18 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
         const part = slices > 1 ? ` (slice ${slice} of ${slices})` : '';
         const run = await timeSteady(hookUrl(base, room), room.id, rate, meterOf);
         runs.push(run);
-        progress(`chat ${label}${part}: p99 to the last viewer ${percentile(run.perMessage, 99).toFixed(1)} ms, ${run.achieved.toFixed(0)} posts/s accepted, ${statusLine(run.steady)}, deliveries ${JSON.stringify(run.check)}`);
+        progress(
+          `chat ${label}${part}: p99 to the last viewer ${percentile(run.perMessage, 99).toFixed(1)} ms, ${run.achieved.toFixed(0)} posts/s accepted, ${statusLine(run.steady)}, deliveries ${JSON.stringify(run.check)}`,
+        );
         if (!peers) continue;
         await openLoop(`${peers.ceiling}/`, rate, warmupSeconds, 'ceiling');
         ceilingPosts.push(...(await openLoop(`${peers.ceiling}/`, rate, steadySeconds, 'ceiling')));
         if (peers.floorRoom) {
           const floor = await timeSteady(floorUrl(peers.ceiling, peers.floorRoom), peers.floorRoom, rate, ceilingMeter);
           floors.push(floor);
-          progress(`chat ${label}, fan-out floor${part}: p99 to the last viewer ${percentile(floor.perMessage, 99).toFixed(1)} ms, ${floor.achieved.toFixed(0)} posts/s accepted, deliveries ${JSON.stringify(floor.check)}`);
+          progress(
+            `chat ${label}, fan-out floor${part}: p99 to the last viewer ${percentile(floor.perMessage, 99).toFixed(1)} ms, ${floor.achieved.toFixed(0)} posts/s accepted, deliveries ${JSON.stringify(floor.check)}`,
+          );
         }
       }
       const run = pool(runs);
@@ -460,7 +511,9 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
         metric,
         value: p99,
         unit: 'ms',
-        ...(floor ? { peer: 'fan-out floor (a Durable Object that only numbers and sends), p99', peerValue: percentile(floor.perMessage, 99) } : {}),
+        ...(floor
+          ? { peer: 'fan-out floor (a Durable Object that only numbers and sends), p99', peerValue: percentile(floor.perMessage, 99) }
+          : {}),
         ...(target ? { target: '<= 25 ms', met: p99 <= 25 } : {}),
       });
       r.add({
@@ -474,9 +527,20 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
       r.add({
         scenario: S,
         metric: `  ${label}: p99 POST answer time`,
-        value: percentile(run.steady.map((x) => x.t1 - x.t0), 99),
+        value: percentile(
+          run.steady.map((x) => x.t1 - x.t0),
+          99,
+        ),
         unit: 'ms',
-        ...(ceilingPosts.length > 0 ? { peer: `ceiling Worker at ${rate}/s, p99`, peerValue: percentile(ceilingPosts.map((x) => x.t1 - x.t0), 99) } : {}),
+        ...(ceilingPosts.length > 0
+          ? {
+              peer: `ceiling Worker at ${rate}/s, p99`,
+              peerValue: percentile(
+                ceilingPosts.map((x) => x.t1 - x.t0),
+                99,
+              ),
+            }
+          : {}),
       });
       r.add({ scenario: S, metric: `  ${label}: accepted posts/s`, value: run.achieved, unit: 'posts/s' });
       const cores = (name: string) => ((run.cpu.perProcess[name] ?? 0) / run.cpu.wallSeconds).toFixed(2);
@@ -501,15 +565,44 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
         check: run.check,
         lastViewer: summary(run.perMessage),
         everyReceipt: summary(run.all),
-        ...(floor ? { floor: { achieved: floor.achieved, check: floor.check, lastViewer: summary(floor.perMessage), everyReceipt: summary(floor.all) } } : {}),
+        ...(floor
+          ? {
+              floor: {
+                achieved: floor.achieved,
+                check: floor.check,
+                lastViewer: summary(floor.perMessage),
+                everyReceipt: summary(floor.all),
+              },
+            }
+          : {}),
       };
     };
     const steadyPhases = async (after: boolean) => {
       const when = after ? ', after the throughput phases' : '';
       const phases: SteadyPhase[] = [
-        { rate: STEADY_RATE, room: main, base: d.url, where: when, peers: { ceiling: c.url, floorRoom: FLOOR_FRONT }, after, target: !after, slices: after ? 1 : targetSlices },
+        {
+          rate: STEADY_RATE,
+          room: main,
+          base: d.url,
+          where: when,
+          peers: { ceiling: c.url, floorRoom: FLOOR_FRONT },
+          after,
+          target: !after,
+          slices: after ? 1 : targetSlices,
+        },
         ...(directRoom && d.directUrl && c.directUrl
-          ? [{ rate: STEADY_RATE, room: directRoom, base: d.directUrl, where: `, straight to workerd${when}`, peers: { ceiling: c.directUrl, floorRoom: FLOOR_DIRECT }, after, target: !after, slices: after ? 1 : targetSlices }]
+          ? [
+              {
+                rate: STEADY_RATE,
+                room: directRoom,
+                base: d.directUrl,
+                where: `, straight to workerd${when}`,
+                peers: { ceiling: c.directUrl, floorRoom: FLOOR_DIRECT },
+                after,
+                target: !after,
+                slices: after ? 1 : targetSlices,
+              },
+            ]
           : []),
         ...(after ? [] : [{ rate: 25, room: main, base: d.url, where: '', after, target: false }]),
       ];
@@ -524,7 +617,14 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
     const ceilingTotals = { proxy: { ok: 0, seconds: 0 }, direct: { ok: 0, seconds: 0 } };
 
     // ---- one room, 100 viewers, 16 posters -----------------------------------------------------
-    const throughput = async (base: string, room: Room, label: string, ceilingBase: string, totals: { ok: number; seconds: number }, meterOf: () => CpuMeter = meter) => {
+    const throughput = async (
+      base: string,
+      room: Room,
+      label: string,
+      ceilingBase: string,
+      totals: { ok: number; seconds: number },
+      meterOf: () => CpuMeter = meter,
+    ) => {
       await viewers.command({ type: 'reset' }, 'reset');
       const run = { outcomes: [] as PostOutcome[], seconds: 0 };
       const cpu = { wallSeconds: 0, machineBusy: 0, perProcess: {} as Record<string, number> };
@@ -551,33 +651,88 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
       progress(`chat ${label}: ${rate.toFixed(0)} accepted posts/s, ${statusLine(run.outcomes)}, deliveries ${JSON.stringify(check)}`);
       const frames = collected.reports.reduce((n, v) => n + v.frames, 0);
       const perFrame = frames > 0 ? collected.reports.reduce((n, v) => n + v.seqs.length, 0) / frames : 0;
-      detail[label] = { rate, statuses: statusCounts(run.outcomes), check, cpu, postP50: percentile(latencies, 50), postP99: percentile(latencies, 99), messagesPerFrame: perFrame };
+      detail[label] = {
+        rate,
+        statuses: statusCounts(run.outcomes),
+        check,
+        cpu,
+        postP50: percentile(latencies, 50),
+        postP99: percentile(latencies, 99),
+        messagesPerFrame: perFrame,
+      };
       return { rate, check, cpu, latencies, perFrame };
     };
     const viaProxy = await throughput(d.url, main, 'one room via proxy', ceiling.url, ceilingTotals.proxy);
     const ceilingProxy = ceilingTotals.proxy.ok / ceilingTotals.proxy.seconds;
     progress(`chat: ceiling ${ceilingProxy.toFixed(0)} posts/s through the proxy (interleaved with the room's slices)`);
-    r.add({ scenario: S, metric: `one room, ${VIEWERS} viewers (no deflate offered), ${POSTERS} posters, ${o.throughputSeconds} s: accepted posts/s (front port)`, value: viaProxy.rate, unit: 'posts/s', peer: 'ceiling Worker (front port)', peerValue: ceilingProxy, target: '>= 0.5 × ceiling', met: viaProxy.rate >= 0.5 * ceilingProxy });
-    r.add({ scenario: S, metric: 'viewers that got every accepted message once, in seq order', value: viaProxy.check.perfect, unit: `of ${viaProxy.check.viewers}`, target: `= ${viaProxy.check.viewers}`, met: viaProxy.check.perfect === viaProxy.check.viewers });
+    r.add({
+      scenario: S,
+      metric: `one room, ${VIEWERS} viewers (no deflate offered), ${POSTERS} posters, ${o.throughputSeconds} s: accepted posts/s (front port)`,
+      value: viaProxy.rate,
+      unit: 'posts/s',
+      peer: 'ceiling Worker (front port)',
+      peerValue: ceilingProxy,
+      target: '>= 0.5 × ceiling',
+      met: viaProxy.rate >= 0.5 * ceilingProxy,
+    });
+    r.add({
+      scenario: S,
+      metric: 'viewers that got every accepted message once, in seq order',
+      value: viaProxy.check.perfect,
+      unit: `of ${viaProxy.check.viewers}`,
+      target: `= ${viaProxy.check.viewers}`,
+      met: viaProxy.check.perfect === viaProxy.check.viewers,
+    });
     r.add({ scenario: S, metric: 'POST time at full load, p50', value: percentile(viaProxy.latencies, 50), unit: 'ms' });
     r.add({ scenario: S, metric: 'messages per WebSocket frame at full load (mean)', value: viaProxy.perFrame, unit: 'messages' });
     for (const [name, seconds] of Object.entries(viaProxy.cpu.perProcess)) {
       r.add({ scenario: S, metric: `CPU at full load: ${name}`, value: seconds / viaProxy.cpu.wallSeconds, unit: 'cores' });
     }
     const ours = Object.values(viaProxy.cpu.perProcess).reduce((a, b) => a + b, 0);
-    r.add({ scenario: S, metric: 'CPU at full load: other processes on the machine', value: Math.max(0, viaProxy.cpu.machineBusy - ours) / viaProxy.cpu.wallSeconds, unit: 'cores' });
+    r.add({
+      scenario: S,
+      metric: 'CPU at full load: other processes on the machine',
+      value: Math.max(0, viaProxy.cpu.machineBusy - ours) / viaProxy.cpu.wallSeconds,
+      unit: 'cores',
+    });
     if (directRoom && d.directUrl && ceiling.directUrl) {
       const direct = await throughput(d.directUrl, directRoom, 'one room direct', ceiling.directUrl, ceilingTotals.direct);
       const ceilingDirect = ceilingTotals.direct.ok / ceilingTotals.direct.seconds;
-      r.add({ scenario: S, metric: 'the same, straight to workerd (posters and viewers)', value: direct.rate, unit: 'posts/s', peer: 'ceiling Worker (straight to workerd)', peerValue: ceilingDirect, target: '>= 0.5 × ceiling', met: direct.rate >= 0.5 * ceilingDirect });
-      r.add({ scenario: S, metric: '  viewers with every message once, in order (direct)', value: direct.check.perfect, unit: `of ${direct.check.viewers}` });
+      r.add({
+        scenario: S,
+        metric: 'the same, straight to workerd (posters and viewers)',
+        value: direct.rate,
+        unit: 'posts/s',
+        peer: 'ceiling Worker (straight to workerd)',
+        peerValue: ceilingDirect,
+        target: '>= 0.5 × ceiling',
+        met: direct.rate >= 0.5 * ceilingDirect,
+      });
+      r.add({
+        scenario: S,
+        metric: '  viewers with every message once, in order (direct)',
+        value: direct.check.perfect,
+        unit: `of ${direct.check.viewers}`,
+      });
     }
     // Browsers offer permessage-deflate; wrangler dev's entry worker accepts it although the Worker
     // refuses it, and workerd then deflates every frame once per viewer. What that costs here:
     const deflateTotals = { ok: 0, seconds: 0 };
     const deflated = await throughput(d.url, deflateRoom, 'one room, viewers offering deflate', ceiling.url, deflateTotals);
-    r.add({ scenario: S, metric: '  the same (front port), viewers offering permessage-deflate (wrangler dev accepts it)', value: deflated.rate, unit: 'posts/s', peer: 'ceiling Worker (front port)', peerValue: deflateTotals.ok / deflateTotals.seconds });
-    r.add({ scenario: S, metric: '  viewers with every message once, in order (deflate)', value: deflated.check.perfect, unit: `of ${deflated.check.viewers}` });
+    r.add({
+      scenario: S,
+      metric: '  the same (front port), viewers offering permessage-deflate (wrangler dev accepts it)',
+      value: deflated.rate,
+      unit: 'posts/s',
+      peer: 'ceiling Worker (front port)',
+      peerValue: deflateTotals.ok / deflateTotals.seconds,
+    });
+    r.add({
+      scenario: S,
+      metric: '  viewers with every message once, in order (deflate)',
+      value: deflated.check.perfect,
+      unit: `of ${deflated.check.viewers}`,
+    });
 
     // Full runs only (--quick stays under two minutes on a slow phase of this VM).
     if (!o.quick) await steadyPhases(true);
@@ -599,7 +754,11 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
         await viewers.command({ type: 'reset' }, 'reset');
         const rooms = many.slice(0, n);
         const m = meter();
-        const run = await closedLoop(rooms.map((room) => ({ url: hookUrl(d.url, room), room: room.id })), seconds, posters(n));
+        const run = await closedLoop(
+          rooms.map((room) => ({ url: hookUrl(d.url, room), room: room.id })),
+          seconds,
+          posters(n),
+        );
         const cpu = m.stop();
         const acc = acceptedSeqs(run.outcomes);
         const expect: Record<string, number> = {};
@@ -610,13 +769,26 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
         const workerCores = (cpu.perProcess['workerd (Worker)'] ?? NaN) / cpu.wallSeconds;
         const machine = cpu.machineBusy / cpu.wallSeconds;
         const name = `${n} room${n > 1 ? 's' : ''} × 2 viewers, ${label}`;
-        progress(`chat ${name}: ${rate.toFixed(0)} posts/s, workerd ${workerCores.toFixed(2)} cores, machine ${machine.toFixed(2)} of 2, deliveries ${JSON.stringify(check)}`);
-        r.add({ scenario: S, metric: `${name}: accepted posts/s (workerd ${workerCores.toFixed(2)} cores, machine ${machine.toFixed(2)}/2)`, value: rate, unit: 'posts/s' });
-        if (check.perfect !== check.viewers) r.add({ scenario: S, metric: `  ${name}: viewers with every message once, in order`, value: check.perfect, unit: `of ${check.viewers}` });
+        progress(
+          `chat ${name}: ${rate.toFixed(0)} posts/s, workerd ${workerCores.toFixed(2)} cores, machine ${machine.toFixed(2)} of 2, deliveries ${JSON.stringify(check)}`,
+        );
+        r.add({
+          scenario: S,
+          metric: `${name}: accepted posts/s (workerd ${workerCores.toFixed(2)} cores, machine ${machine.toFixed(2)}/2)`,
+          value: rate,
+          unit: 'posts/s',
+        });
+        if (check.perfect !== check.viewers)
+          r.add({
+            scenario: S,
+            metric: `  ${name}: viewers with every message once, in order`,
+            value: check.perfect,
+            unit: `of ${check.viewers}`,
+          });
         steps[name] = { rate, check, cpu, posters: posters(n), statuses: statusCounts(run.outcomes) };
       }
     }
-    detail['rooms'] = steps;
+    detail.rooms = steps;
 
     // ---- the same with local storage on disk ------------------------------------------------------
     // wrangler dev syncs every Durable Object commit to disk on the thread that runs the Worker and
@@ -638,28 +810,64 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
       const dd = diskDev;
       if (!dd.directUrl) throw new Error("storage on disk: workerd's own port not found");
       const diskMeter = () =>
-        new CpuMeter(() => ({ 'workerd (Worker)': dd.workerPid, 'workerd (proxy)': dd.proxyPid, 'wrangler (node)': dd.wranglerPid, viewers: viewers.pid }));
+        new CpuMeter(() => ({
+          'workerd (Worker)': dd.workerPid,
+          'workerd (proxy)': dd.proxyPid,
+          'wrangler (node)': dd.wranglerPid,
+          viewers: viewers.pid,
+        }));
       const [diskFront, diskDirect] = await setUpRooms(dd.url, o.token, 2, 'disk');
       const diskSpecs: ViewerSpec[] = [];
       for (let i = 0; i < VIEWERS; i++) diskSpecs.push({ id: id++, room: diskFront!.id, url: wsUrl(dd.url, diskFront!), token: o.token });
-      for (let i = 0; i < VIEWERS; i++) diskSpecs.push({ id: id++, room: diskDirect!.id, url: wsUrl(dd.directUrl, diskDirect!), token: o.token });
+      for (let i = 0; i < VIEWERS; i++)
+        diskSpecs.push({ id: id++, room: diskDirect!.id, url: wsUrl(dd.directUrl, diskDirect!), token: o.token });
       progress(`chat: storage on disk (${persistDisk}): opening ${diskSpecs.length} more viewers`);
       await viewers.command({ type: 'open', viewers: diskSpecs }, 'opened');
       const onDisk = ', local storage on disk';
-      await steadyPhase({ rate: STEADY_RATE, room: diskFront!, base: dd.url, where: onDisk, peers: { ceiling: c.url }, after: false, target: false }, diskMeter);
+      await steadyPhase(
+        { rate: STEADY_RATE, room: diskFront!, base: dd.url, where: onDisk, peers: { ceiling: c.url }, after: false, target: false },
+        diskMeter,
+      );
       if (c.directUrl) {
-        await steadyPhase({ rate: STEADY_RATE, room: diskDirect!, base: dd.directUrl, where: `, straight to workerd${onDisk}`, peers: { ceiling: c.directUrl }, after: false, target: false }, diskMeter);
+        await steadyPhase(
+          {
+            rate: STEADY_RATE,
+            room: diskDirect!,
+            base: dd.directUrl,
+            where: `, straight to workerd${onDisk}`,
+            peers: { ceiling: c.directUrl },
+            after: false,
+            target: false,
+          },
+          diskMeter,
+        );
       }
       const diskTotals = { ok: 0, seconds: 0 };
       const diskRun = await throughput(dd.directUrl, diskDirect!, 'one room direct, storage on disk', c.directUrl, diskTotals, diskMeter);
-      r.add({ scenario: S, metric: `one room, 100 viewers, straight to workerd${onDisk}: accepted posts/s`, value: diskRun.rate, unit: 'posts/s', peer: 'ceiling Worker (straight to workerd)', peerValue: diskTotals.ok / diskTotals.seconds });
-      r.add({ scenario: S, metric: `  viewers with every message once, in order (direct${onDisk})`, value: diskRun.check.perfect, unit: `of ${diskRun.check.viewers}` });
+      r.add({
+        scenario: S,
+        metric: `one room, 100 viewers, straight to workerd${onDisk}: accepted posts/s`,
+        value: diskRun.rate,
+        unit: 'posts/s',
+        peer: 'ceiling Worker (straight to workerd)',
+        peerValue: diskTotals.ok / diskTotals.seconds,
+      });
+      r.add({
+        scenario: S,
+        metric: `  viewers with every message once, in order (direct${onDisk})`,
+        value: diskRun.check.perfect,
+        unit: `of ${diskRun.check.viewers}`,
+      });
     }
     await viewers.command({ type: 'close' }, 'closed');
     // What the Worker logged about a failed post (e.g. 'append failed' and the RPC's error), if any.
-    for (const [name, server] of [['Switchboard', dev], ['Switchboard on disk', diskDev]] as const) {
+    for (const [name, server] of [
+      ['Switchboard', dev],
+      ['Switchboard on disk', diskDev],
+    ] as const) {
       const failures = server ? errorLines(server.log()) : [];
-      if (failures.length > 0) progress(`chat: ${name}'s Worker logged ${failures.length} error lines; the first:\n${failures.slice(0, 10).join('\n')}`);
+      if (failures.length > 0)
+        progress(`chat: ${name}'s Worker logged ${failures.length} error lines; the first:\n${failures.slice(0, 10).join('\n')}`);
     }
   } catch (err) {
     if (dev) progress(`chat failed; wrangler's output:\n${dev.log().slice(-3000)}`);

@@ -98,7 +98,7 @@ export function* arrivals(rng: Rng, from: number, to: number, count: number): Ge
   let u = 0;
   let k = 0;
   for (let i = 0; i < count; i++) {
-    u = 1 - (1 - u) * Math.pow(rng.floatOpenZero(), 1 / (count - i));
+    u = 1 - (1 - u) * rng.floatOpenZero() ** (1 / (count - i));
     const target = u * total;
     while (k < bins - 1 && cumulative[k + 1]! <= target) k++;
     const lo = cumulative[k]!;

@@ -283,16 +283,32 @@ export interface TrafficStream {
 }
 
 // Hour:                 00    01    02    03    04    05    06    07    08    09    10    11    12    13    14    15    16    17    18    19    20    21    22    23
-const VOICE_WEEKDAY = [0.06, 0.04, 0.03, 0.03, 0.04, 0.08, 0.2, 0.5, 0.85, 1.0, 1.0, 0.95, 0.78, 0.85, 0.95, 0.9, 0.8, 0.62, 0.45, 0.32, 0.24, 0.18, 0.12, 0.08];
-const VOICE_WEEKEND = [0.05, 0.03, 0.02, 0.02, 0.03, 0.04, 0.08, 0.15, 0.25, 0.35, 0.4, 0.42, 0.4, 0.38, 0.36, 0.34, 0.3, 0.25, 0.2, 0.16, 0.12, 0.1, 0.08, 0.06];
+const VOICE_WEEKDAY = [
+  0.06, 0.04, 0.03, 0.03, 0.04, 0.08, 0.2, 0.5, 0.85, 1.0, 1.0, 0.95, 0.78, 0.85, 0.95, 0.9, 0.8, 0.62, 0.45, 0.32, 0.24, 0.18, 0.12, 0.08,
+];
+const VOICE_WEEKEND = [
+  0.05, 0.03, 0.02, 0.02, 0.03, 0.04, 0.08, 0.15, 0.25, 0.35, 0.4, 0.42, 0.4, 0.38, 0.36, 0.34, 0.3, 0.25, 0.2, 0.16, 0.12, 0.1, 0.08, 0.06,
+];
 const SALES_WEEKDAY = [0, 0, 0, 0, 0, 0, 0, 0, 0.3, 1.0, 1.0, 0.9, 0.4, 0.8, 1.0, 1.0, 0.9, 0.5, 0.15, 0, 0, 0, 0, 0];
 const SALES_WEEKEND = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.2, 0.2, 0.15, 0.15, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
-const CHAT_WEEKDAY = [0.1, 0.06, 0.04, 0.03, 0.03, 0.05, 0.12, 0.3, 0.55, 0.75, 0.85, 0.9, 0.95, 0.9, 0.85, 0.85, 0.8, 0.8, 0.85, 0.9, 0.85, 0.6, 0.35, 0.2];
-const CHAT_WEEKEND = [0.1, 0.06, 0.04, 0.03, 0.03, 0.04, 0.08, 0.15, 0.3, 0.45, 0.55, 0.6, 0.6, 0.6, 0.58, 0.55, 0.55, 0.55, 0.6, 0.65, 0.6, 0.45, 0.3, 0.18];
-const MESSAGE_WEEKDAY = [0.15, 0.08, 0.05, 0.04, 0.04, 0.06, 0.15, 0.35, 0.6, 0.75, 0.8, 0.85, 0.9, 0.85, 0.8, 0.8, 0.8, 0.85, 0.9, 0.95, 0.9, 0.75, 0.5, 0.3];
-const MESSAGE_WEEKEND = [0.15, 0.08, 0.05, 0.04, 0.04, 0.05, 0.1, 0.2, 0.4, 0.55, 0.65, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.75, 0.8, 0.75, 0.6, 0.4, 0.25];
-const EMAIL_WEEKDAY = [0.2, 0.15, 0.12, 0.12, 0.15, 0.2, 0.35, 0.6, 0.9, 1.0, 1.0, 0.95, 0.8, 0.9, 0.95, 0.9, 0.85, 0.7, 0.55, 0.45, 0.4, 0.35, 0.3, 0.25];
-const EMAIL_WEEKEND = [0.15, 0.12, 0.1, 0.1, 0.1, 0.12, 0.15, 0.2, 0.3, 0.35, 0.4, 0.4, 0.4, 0.4, 0.38, 0.36, 0.34, 0.3, 0.28, 0.26, 0.24, 0.2, 0.18, 0.15];
+const CHAT_WEEKDAY = [
+  0.1, 0.06, 0.04, 0.03, 0.03, 0.05, 0.12, 0.3, 0.55, 0.75, 0.85, 0.9, 0.95, 0.9, 0.85, 0.85, 0.8, 0.8, 0.85, 0.9, 0.85, 0.6, 0.35, 0.2,
+];
+const CHAT_WEEKEND = [
+  0.1, 0.06, 0.04, 0.03, 0.03, 0.04, 0.08, 0.15, 0.3, 0.45, 0.55, 0.6, 0.6, 0.6, 0.58, 0.55, 0.55, 0.55, 0.6, 0.65, 0.6, 0.45, 0.3, 0.18,
+];
+const MESSAGE_WEEKDAY = [
+  0.15, 0.08, 0.05, 0.04, 0.04, 0.06, 0.15, 0.35, 0.6, 0.75, 0.8, 0.85, 0.9, 0.85, 0.8, 0.8, 0.8, 0.85, 0.9, 0.95, 0.9, 0.75, 0.5, 0.3,
+];
+const MESSAGE_WEEKEND = [
+  0.15, 0.08, 0.05, 0.04, 0.04, 0.05, 0.1, 0.2, 0.4, 0.55, 0.65, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.75, 0.8, 0.75, 0.6, 0.4, 0.25,
+];
+const EMAIL_WEEKDAY = [
+  0.2, 0.15, 0.12, 0.12, 0.15, 0.2, 0.35, 0.6, 0.9, 1.0, 1.0, 0.95, 0.8, 0.9, 0.95, 0.9, 0.85, 0.7, 0.55, 0.45, 0.4, 0.35, 0.3, 0.25,
+];
+const EMAIL_WEEKEND = [
+  0.15, 0.12, 0.1, 0.1, 0.1, 0.12, 0.15, 0.2, 0.3, 0.35, 0.4, 0.4, 0.4, 0.4, 0.38, 0.36, 0.34, 0.3, 0.28, 0.26, 0.24, 0.2, 0.18, 0.15,
+];
 const CALLBACK_WEEKDAY = [0, 0, 0, 0, 0, 0, 0, 0.3, 0.8, 1.0, 1.0, 0.95, 0.8, 0.85, 0.95, 0.9, 0.8, 0.6, 0.4, 0.3, 0.2, 0, 0, 0];
 const CALLBACK_WEEKEND = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0.3, 0.35, 0.35, 0.3, 0.3, 0.3, 0.25, 0.2, 0, 0, 0, 0, 0, 0, 0];
 
@@ -308,11 +324,7 @@ export const TRAFFIC: readonly TrafficStream[] = [
 /** The queues each stream feeds. */
 export function queuesOfStream(stream: StreamName): QueueConfig[] {
   const [media, direction]: [MediaType, Direction] =
-    stream === 'voiceInbound'
-      ? ['voice', 'inbound']
-      : stream === 'voiceOutbound'
-        ? ['voice', 'outbound']
-        : [stream, 'inbound'];
+    stream === 'voiceInbound' ? ['voice', 'inbound'] : stream === 'voiceOutbound' ? ['voice', 'outbound'] : [stream, 'inbound'];
   return QUEUES.filter((q) => q.mediaType === media && q.direction === direction);
 }
 
@@ -331,16 +343,87 @@ export function agentCountFor(conversations: number, days: number): number {
 }
 
 const FIRST_NAMES = [
-  'Ava', 'Liam', 'Noah', 'Emma', 'Olivia', 'Mateo', 'Sofia', 'Lucas', 'Amara', 'Ethan', 'Mia', 'Kenji', 'Isla',
-  'Omar', 'Chloe', 'Ravi', 'Zoe', 'Diego', 'Hana', 'Leo', 'Nora', 'Samuel', 'Priya', 'Felix', 'Grace', 'Tariq',
-  'Elena', 'Jonas', 'Maya', 'Victor', 'Aisha', 'Hugo', 'Lena', 'Marcus', 'Yuki', 'Daniel', 'Ines', 'Kofi', 'Ruth',
-  'Tomas', 'Clara',
+  'Ava',
+  'Liam',
+  'Noah',
+  'Emma',
+  'Olivia',
+  'Mateo',
+  'Sofia',
+  'Lucas',
+  'Amara',
+  'Ethan',
+  'Mia',
+  'Kenji',
+  'Isla',
+  'Omar',
+  'Chloe',
+  'Ravi',
+  'Zoe',
+  'Diego',
+  'Hana',
+  'Leo',
+  'Nora',
+  'Samuel',
+  'Priya',
+  'Felix',
+  'Grace',
+  'Tariq',
+  'Elena',
+  'Jonas',
+  'Maya',
+  'Victor',
+  'Aisha',
+  'Hugo',
+  'Lena',
+  'Marcus',
+  'Yuki',
+  'Daniel',
+  'Ines',
+  'Kofi',
+  'Ruth',
+  'Tomas',
+  'Clara',
 ] as const;
 const LAST_NAMES = [
-  'Thompson', 'Garcia', 'Nguyen', 'Okafor', 'Schmidt', 'Rossi', 'Kowalski', 'Silva', 'Haddad', 'Tanaka', 'Murphy',
-  'Johansson', 'Dubois', 'Patel', 'Novak', 'Moreau', 'Fischer', 'Costa', 'Reyes', 'Ivanova', 'Larsen', 'Mensah',
-  'Brennan', 'Kaur', 'Weber', 'Andersen', 'Popescu', 'Yilmaz', 'Sato', 'Lindqvist', 'Ortiz', 'Walsh', 'Keller',
-  'Adeyemi', 'Fontaine', 'Horvat', 'Nakamura', 'Bauer',
+  'Thompson',
+  'Garcia',
+  'Nguyen',
+  'Okafor',
+  'Schmidt',
+  'Rossi',
+  'Kowalski',
+  'Silva',
+  'Haddad',
+  'Tanaka',
+  'Murphy',
+  'Johansson',
+  'Dubois',
+  'Patel',
+  'Novak',
+  'Moreau',
+  'Fischer',
+  'Costa',
+  'Reyes',
+  'Ivanova',
+  'Larsen',
+  'Mensah',
+  'Brennan',
+  'Kaur',
+  'Weber',
+  'Andersen',
+  'Popescu',
+  'Yilmaz',
+  'Sato',
+  'Lindqvist',
+  'Ortiz',
+  'Walsh',
+  'Keller',
+  'Adeyemi',
+  'Fontaine',
+  'Horvat',
+  'Nakamura',
+  'Bauer',
 ] as const;
 const NAME_COMBINATIONS = FIRST_NAMES.length * LAST_NAMES.length;
 

@@ -6,14 +6,7 @@
 import { loadFactor, nextStaffed, type Arrival } from './arrivals';
 import { IVR_FLOW_NAME, WRAP_UP_CODES, queuesOfStream, type Agent, type QueueConfig, type StreamName } from './config';
 import type { Rng } from './prng';
-import type {
-  ConversationDraft,
-  Direction,
-  DisconnectType,
-  MediaType,
-  ParticipantDraft,
-  Purpose,
-} from './records';
+import type { ConversationDraft, Direction, DisconnectType, MediaType, ParticipantDraft, Purpose } from './records';
 import { SessionDraft } from './records';
 
 const SECOND = 1000;
@@ -228,9 +221,7 @@ function inboundDigital(rng: Rng, world: World, arrival: Arrival): ConversationD
 
 // ---- the queue ----
 
-type Waited =
-  | { kind: 'answered'; agent: Agent; alertStart: number; answerAt: number }
-  | { kind: 'abandoned' | 'flowOut'; at: number };
+type Waited = { kind: 'answered'; agent: Agent; alertStart: number; answerAt: number } | { kind: 'abandoned' | 'flowOut'; at: number };
 
 function alertDuration(play: Play, queue: QueueConfig): number {
   const median = queue.mediaType === 'voice' || queue.mediaType === 'callback' ? 4 * SECOND : 7 * SECOND;

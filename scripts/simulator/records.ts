@@ -7,14 +7,7 @@ export type MediaType = 'voice' | 'chat' | 'email' | 'callback' | 'message';
 export type Direction = 'inbound' | 'outbound';
 export type Purpose = 'customer' | 'ivr' | 'acd' | 'agent' | 'voicemail';
 export type SegmentType = 'ivr' | 'interact' | 'alert' | 'hold' | 'wrapup' | 'dialing' | 'contacting' | 'voicemail' | 'callback';
-export type DisconnectType =
-  | 'endpoint'
-  | 'client'
-  | 'peer'
-  | 'system'
-  | 'transfer'
-  | 'transfer.consult'
-  | 'transfer.noanswer';
+export type DisconnectType = 'endpoint' | 'client' | 'peer' | 'system' | 'transfer' | 'transfer.consult' | 'transfer.noanswer';
 
 /** Every metric the simulator emits; each is an observed metric of src/analytics/catalog.ts. */
 export type MetricName =

@@ -4,14 +4,7 @@
  */
 import type { ConversationRecord } from './records';
 
-export type Outcome =
-  | 'answered'
-  | 'abandoned'
-  | 'flowOut'
-  | 'ivrOnly'
-  | 'outboundConnected'
-  | 'outboundNotConnected'
-  | 'inProgress';
+export type Outcome = 'answered' | 'abandoned' | 'flowOut' | 'ivrOnly' | 'outboundConnected' | 'outboundNotConnected' | 'inProgress';
 
 /** How the conversation's first queue (or its dialling, for outbound) ended. */
 export function conversationOutcome(record: ConversationRecord): Outcome {

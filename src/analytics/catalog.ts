@@ -1,6 +1,7 @@
 /**
  * The metric and dimension catalogue, as data. Ingest, validation and the query all read it;
- * no metric or dimension name is spelled anywhere else in src/.
+ * no metric or dimension name is spelled anywhere else in src/, but for agg_user's column names
+ * (db/packed-columns.ts, checked against this catalogue by rollups.ts).
  *
  * STORAGE FORMAT: the index of a dimension in DIMENSIONS and of a metric in METRICS is stored in
  * D1 (rollups and the raw observation codec). Append new entries at the end; never reorder.
@@ -24,9 +25,10 @@ export const DIMENSIONS = [
 ] as const;
 
 export type Dimension = (typeof DIMENSIONS)[number];
-export const DIMENSION_INDEX: Readonly<Record<Dimension, number>> = Object.fromEntries(
-  DIMENSIONS.map((d, i) => [d, i]),
-) as Record<Dimension, number>;
+export const DIMENSION_INDEX: Readonly<Record<Dimension, number>> = Object.fromEntries(DIMENSIONS.map((d, i) => [d, i])) as Record<
+  Dimension,
+  number
+>;
 
 export type MetricKind = 'count' | 'timer' | 'calculated';
 /** Which participant of a conversation emits the metric (calculated metrics: none). */
@@ -81,7 +83,7 @@ export const METRICS: readonly MetricDef[] = [
   ]),
   ...defs('ivr', IVR_NA, ['tIvr']),
   ...defs('customer', CUSTOMER_NA, ['nConnected', 'tConnected']),
-  // A queue-level ratio computed at query time from its components (see query/service-level.ts).
+  // A queue-level ratio computed at query time from its components (see service-level.ts).
   { name: 'oServiceLevel', kind: 'calculated', participant: 'none', notApplicable: ['userId'] },
 ];
 
@@ -98,9 +100,7 @@ export function metricIndex(name: string): number {
 }
 
 /** applies[metric][dimension]: whether the dimension can apply to the metric at all. */
-export const APPLIES: readonly (readonly boolean[])[] = METRICS.map((m) =>
-  DIMENSIONS.map((d) => !m.notApplicable.includes(d)),
-);
+export const APPLIES: readonly (readonly boolean[])[] = METRICS.map((m) => DIMENSIONS.map((d) => !m.notApplicable.includes(d)));
 
 /** Components of oServiceLevel, by role. */
 export const SERVICE_LEVEL = {

@@ -1,4 +1,5 @@
-import { DIMENSION_INDEX, METRICS, type Dimension } from './catalog';
+import { AGG_USER_METRICS, packedColumns } from '../db/packed-columns';
+import { DIMENSION_INDEX, METRICS, metricIndex, type Dimension } from './catalog';
 
 /**
  * The pre-aggregated rollups kept next to the raw observations (tables agg_* in db/schema.ts).
@@ -33,15 +34,22 @@ export interface PackedMetric {
 
 /**
  * The metrics agg_user keeps, packed: those an agent emits (catalog.ts), in catalogue order, which
- * is the table's column order (STORAGE FORMAT: a new agent metric is new columns, by migration).
+ * is the table's column order (db/packed-columns.ts).
  * The other metrics never carry a userId (it is not applicable to them), so agg_user held them only
  * under user 0, the same cells agg_queue holds: queries read them from agg_queue.
  * D1 allows at most 100 columns per table: 6 key columns + 4 × 21 metrics = 90. More than 23 agent
  * metrics need a second table.
  */
-export const USER_METRICS: readonly PackedMetric[] = METRICS.flatMap((m, metric) =>
-  m.participant === 'agent' ? [{ metric, cnt: `${m.name}_cnt`, sum: `${m.name}_sum`, mn: `${m.name}_mn`, mx: `${m.name}_mx` }] : [],
-);
+export const USER_METRICS: readonly PackedMetric[] = AGG_USER_METRICS.map((name) => ({
+  metric: metricIndex(name),
+  ...packedColumns(name),
+}));
+
+// An agent metric without columns would be stored nowhere per user, and answered from agg_queue as if no user had it.
+const agentMetrics = METRICS.filter((m) => m.participant === 'agent').map((m) => m.name);
+if (agentMetrics.join() !== AGG_USER_METRICS.join()) {
+  throw new Error("rollups: the agg_user columns (db/packed-columns.ts) are not the catalogue's agent metrics in catalogue order");
+}
 
 function rollup(
   table: Rollup['table'],
@@ -49,11 +57,16 @@ function rollup(
   resolutions: readonly number[] = RESOLUTIONS_MINUTES,
   seekIndex?: Rollup['seekIndex'],
 ): Rollup {
-  return { table, dims: dims.map(([dim, column]) => ({ dim, column, index: DIMENSION_INDEX[dim] })), resolutions, ...(seekIndex ? { seekIndex } : {}) };
+  return {
+    table,
+    dims: dims.map(([dim, column]) => ({ dim, column, index: DIMENSION_INDEX[dim] })),
+    resolutions,
+    ...(seekIndex ? { seekIndex } : {}),
+  };
 }
 
 /** Slot widths in minutes, coarsest first. Days and hours are UTC; 15 minutes covers every zone offset in use. */
-export const RESOLUTIONS_MINUTES = [1440, 60, 15] as const;
+const RESOLUTIONS_MINUTES = [1440, 60, 15] as const;
 
 /** Smallest first. */
 export const ROLLUPS: readonly Rollup[] = [
@@ -88,7 +101,10 @@ export const ROLLUPS: readonly Rollup[] = [
  * The rollup a query reads, and at which resolution: the smallest rollup keeping every dimension
  * it looks at that has a resolution its buckets align to (the coarsest such one); undefined = raw.
  */
-export function pickRollup(dimensions: Iterable<Dimension>, aligned: (resMinutes: number) => boolean): { rollup: Rollup; res: number } | undefined {
+export function pickRollup(
+  dimensions: Iterable<Dimension>,
+  aligned: (resMinutes: number) => boolean,
+): { rollup: Rollup; res: number } | undefined {
   const wanted = [...dimensions];
   for (const rollup of ROLLUPS) {
     if (!wanted.every((d) => rollup.dims.some((x) => x.dim === d))) continue;
@@ -96,11 +112,6 @@ export function pickRollup(dimensions: Iterable<Dimension>, aligned: (resMinutes
     if (res !== undefined) return { rollup, res };
   }
   return undefined;
-}
-
-export function slotOf(emit: number, resMinutes: number): number {
-  const width = resMinutes * 60_000;
-  return Math.floor(emit / width) * width;
 }
 
 /** Dimensions any rollup keeps: only their values go into the dictionary. */

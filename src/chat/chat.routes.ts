@@ -3,7 +3,7 @@ import type { AppEnv } from '../http/context';
 import { pageRoutes } from './page/page.routes';
 import { roomsRoutes } from './rooms.routes';
 import { viewersRoutes } from './viewers.routes';
-import { webhookPostRoutes } from './webhook-post.routes';
+import { webhookPostRoutes } from './webhook-post/webhook-post.routes';
 import { webhooksRoutes } from './webhooks.routes';
 
 /** Everything chat: admin routes, the public webhook post, viewers (history, WebSocket) and the page. */

@@ -1,6 +1,7 @@
 /**
  * The room WebSocket's wire protocol, the one definition used by the Worker (routes), the
- * RoomObject (sender) and the room page (its script is built with `PROTOCOL` inlined as data).
+ * RoomObject (sender) and the room page's client (src/chat/page/client, bundled for the browser:
+ * nothing here may depend on Worker or Node APIs).
  *
  * Server → client, one JSON object per text frame:
  *   {type:"messages", messages: ChatMessage[]}   one or more, in seq order, replayed ones first
@@ -28,8 +29,6 @@ export interface ChatMessage {
 export type ServerFrame = { type: 'messages'; messages: ChatMessage[] } | { type: 'ready'; lastSeq: number };
 
 export const PROTOCOL = {
-  /** 2: messages come in `messages` frames (1 sent one `message` frame per message). */
-  version: 2,
   query: { after: 'after', tail: 'tail', ticket: 'ticket' },
   frames: { messages: 'messages', ready: 'ready' },
   ping: '{"type":"ping"}',
@@ -70,11 +69,13 @@ export function encodeMessageFrames(messages: readonly ChatMessage[]): string[] 
     }
     chars += size;
   }
-  if (start < messages.length) frames.push(encodeFrame({ type: 'messages', messages: start === 0 ? [...messages] : messages.slice(start) }));
+  if (start < messages.length)
+    frames.push(encodeFrame({ type: 'messages', messages: start === 0 ? [...messages] : messages.slice(start) }));
   return frames;
 }
 
-function isChatMessage(value: unknown): value is ChatMessage {
+/** Whether `value` is a well-formed message, as frames and the history carry them. */
+export function isChatMessage(value: unknown): value is ChatMessage {
   if (typeof value !== 'object' || value === null) return false;
   const m = value as Record<string, unknown>;
   return (
@@ -99,9 +100,15 @@ export function decodeServerFrame(data: string): ServerFrame | undefined {
   }
   if (typeof value !== 'object' || value === null) return undefined;
   const frame = value as Record<string, unknown>;
-  if (frame.type === PROTOCOL.frames.messages && Array.isArray(frame.messages) && frame.messages.length > 0 && frame.messages.every(isChatMessage)) {
+  if (
+    frame.type === PROTOCOL.frames.messages &&
+    Array.isArray(frame.messages) &&
+    frame.messages.length > 0 &&
+    frame.messages.every(isChatMessage)
+  ) {
     return { type: 'messages', messages: frame.messages };
   }
-  if (frame.type === PROTOCOL.frames.ready && Number.isSafeInteger(frame.lastSeq)) return { type: 'ready', lastSeq: frame.lastSeq as number };
+  if (frame.type === PROTOCOL.frames.ready && Number.isSafeInteger(frame.lastSeq))
+    return { type: 'ready', lastSeq: frame.lastSeq as number };
   return undefined;
 }

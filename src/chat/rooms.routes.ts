@@ -6,7 +6,7 @@ import type { AppEnv } from '../http/context';
 import { jsonBody } from '../http/json-body';
 import { validJson } from '../http/validate';
 import { roomNotFound, storeUnavailable } from './chat-errors';
-import { roomStub } from './deliver';
+import { roomStub } from './stubs';
 import { CHAT_LIMITS } from './limits';
 import { uuidParam } from './params';
 import { createRoom, deleteRoomRows, getRoom, listRooms, updateRoom, webhooksTargetingRoom } from './rooms.store';

@@ -42,7 +42,10 @@ export async function updateRoom(db: Db, id: string, patch: { name?: string; top
 /** Ids among `ids` that are existing rooms. */
 export async function existingRoomIds(db: Db, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const rows = await db.select({ id: rooms.id }).from(rooms).where(inArray(rooms.id, [...new Set(ids)]));
+  const rows = await db
+    .select({ id: rooms.id })
+    .from(rooms)
+    .where(inArray(rooms.id, [...new Set(ids)]));
   return new Set(rows.map((r) => r.id));
 }
 

@@ -7,14 +7,17 @@ import { assertPermission, authenticate, requirePermission } from '../http/auth'
 import type { AppEnv } from '../http/context';
 import { validQuery } from '../http/validate';
 import { roomNotFound, storeUnavailable } from './chat-errors';
-import { roomStub } from './deliver';
+import { roomStub } from './stubs';
 import { CHAT_LIMITS } from './limits';
 import { uuidParam } from './params';
 import { PROTOCOL, type ChatMessage } from './protocol';
 import { getRoom } from './rooms.store';
 import { issueTicket, redeemTicket } from './tickets.store';
 
-const seqParam = z.string().regex(/^\d{1,15}$/, { message: 'must be a whole number >= 0' }).transform(Number);
+const seqParam = z
+  .string()
+  .regex(/^\d{1,15}$/, { message: 'must be a whole number >= 0' })
+  .transform(Number);
 
 const historyQuery = z.object({
   after: seqParam.optional(),

@@ -1,12 +1,20 @@
 import { DurableObject } from 'cloudflare:workers';
 import { createDb } from '../db/client';
 import { CHAT_LIMITS, type RateLimit } from './limits';
-import { LEASE_MS, leaseSize, returnTokens, takeToken, type Bucket } from './rate-limit';
-import { deleteWebhook, findWebhookByUrlId, getWebhook, rotateWebhook, updateWebhook, type WebhookPatch, type WebhookRow } from './webhooks.store';
+import { takeToken, type Bucket } from './rate-limit';
+import {
+  deleteWebhook,
+  findWebhookByUrlId,
+  getWebhook,
+  rotateWebhook,
+  updateWebhook,
+  type WebhookPatch,
+  type WebhookRow,
+} from './webhooks.store';
 
 export type Admission =
   /** `attempt` (keyed posts only) seeds the message ids: the same for a retry of an uncertain attempt. */
-  | { kind: 'go'; attempt?: string; /** Tokens leased to the caller beyond this post (admission-lease.ts). */ leased?: number }
+  | { kind: 'go'; attempt?: string }
   | { kind: 'replay'; status: number; body: string }
   | { kind: 'in-progress' }
   | { kind: 'key-reused' }
@@ -23,8 +31,6 @@ export interface AdmitRequest {
   rateLimit: RateLimit;
   /** `fingerprint` identifies the content, so a key reused for another message is told apart. */
   idempotency?: { key: string; fingerprint: string };
-  /** A post without a key may ask for a lease, and gives back the unused tokens of its isolate's last one. */
-  lease?: { returned: number };
 }
 
 type KeyState = 'pending' | 'uncertain' | 'done';
@@ -56,13 +62,6 @@ export class WebhookGate extends DurableObject<Env> {
   private alarmAt: number | null = null;
   /** undefined: not loaded; null: no such webhook (deleted or rotated away; an id never comes back). */
   private hook: WebhookRow | null | undefined;
-  /**
-   * Epoch ms until which an admission lease handed out may still be used: a change of the webhook
-   * answers only after it (admission-lease.ts). An object that ever leased records so, and a new
-   * instance of it counts its predecessor's leases as running for LEASE_MS from its start.
-   */
-  private leasesUntil = 0;
-  private leasedEver: boolean;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -73,10 +72,7 @@ export class WebhookGate extends DurableObject<Env> {
         status INTEGER, body TEXT, expires_at INTEGER NOT NULL
       );
       CREATE TABLE IF NOT EXISTS decisions (tx_id TEXT PRIMARY KEY, outcome TEXT NOT NULL, expires_at INTEGER NOT NULL);
-      CREATE TABLE IF NOT EXISTS gate_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     `);
-    this.leasedEver = this.sql.exec("SELECT 1 FROM gate_meta WHERE key = 'leased'").toArray().length > 0;
-    if (this.leasedEver) this.leasesUntil = Date.now() + LEASE_MS;
   }
 
   async admit(request: AdmitRequest): Promise<Admission> {
@@ -101,22 +97,9 @@ export class WebhookGate extends DurableObject<Env> {
       if (row?.state === 'pending' && row.expires_at > now) return { kind: 'in-progress' };
       attempt = row?.attempt ?? crypto.randomUUID();
     }
-    if (request.lease) this.bucket = returnTokens(this.bucket, request.rateLimit, request.lease.returned);
     const take = takeToken(this.bucket, request.rateLimit, now);
     this.bucket = take.bucket;
     if (!take.ok) return { kind: 'limited', retryAfterSeconds: take.retryAfterSeconds };
-    if (request.lease && !idem) {
-      const leased = leaseSize(request.rateLimit, take.bucket.tokens);
-      if (leased > 0) {
-        this.bucket = { tokens: take.bucket.tokens - leased, at: take.bucket.at };
-        this.leasesUntil = Math.max(this.leasesUntil, now + LEASE_MS);
-        if (!this.leasedEver) {
-          this.leasedEver = true;
-          this.sql.exec("INSERT OR IGNORE INTO gate_meta (key, value) VALUES ('leased', '1')");
-        }
-        return { kind: 'go', leased };
-      }
-    }
     if (idem && attempt !== undefined) {
       const expiresAt = now + CHAT_LIMITS.idempotencyClaimMs;
       this.sql.exec(
@@ -190,11 +173,7 @@ export class WebhookGate extends DurableObject<Env> {
     return loaded.hook;
   }
 
-  /**
-   * Runs one change of the row in D1, nothing else running meanwhile; an unknown outcome drops the
-   * copy. Answers once every admission lease handed out on the copy before it has ended; admissions
-   * after the change see the new copy (and lease on it) meanwhile.
-   */
+  /** Runs one change of the row in D1, nothing else running meanwhile; an unknown outcome drops the copy. */
   private async change<T>(apply: () => Promise<T>): Promise<T> {
     const done = await this.ctx.blockConcurrencyWhile(async () => {
       try {
@@ -204,8 +183,6 @@ export class WebhookGate extends DurableObject<Env> {
         return { ok: false as const, err };
       }
     });
-    const wait = this.leasesUntil - Date.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     if (!done.ok) throw done.err;
     return done.value;
   }

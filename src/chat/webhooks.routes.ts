@@ -10,7 +10,7 @@ import { validJson } from '../http/validate';
 import { takesSecret } from './integrations';
 import { CHAT_LIMITS, isUuid, RATE_LIMIT_MAX, WEBHOOK_KINDS } from './limits';
 import { uuidParam } from './params';
-import { gateStub } from './deliver';
+import { gateStub } from './stubs';
 import { existingRoomIds } from './rooms.store';
 import { createWebhook, getWebhook, listWebhooks, webhookView, type WebhookRow } from './webhooks.store';
 
@@ -119,7 +119,10 @@ export const webhooksRoutes = new Hono<AppEnv>()
     const secret = patch.secret !== undefined ? patch.secret : current.secret;
     if (secret !== null && !takesSecret(kind)) {
       if (patch.secret != null) throw ApiError.invalidValue('secret', `secret: ${SIGNED_KINDS}.`);
-      throw ApiError.invalidValue('kind', `kind: this webhook has a secret, which a ${kind} webhook cannot check; send "secret": null with the new kind.`);
+      throw ApiError.invalidValue(
+        'kind',
+        `kind: this webhook has a secret, which a ${kind} webhook cannot check; send "secret": null with the new kind.`,
+      );
     }
     await assertRoomsExist(c.var.db, patch.roomId, patch.mappings);
     // Changes go through the webhook's gate, which keeps the copy the post path uses.

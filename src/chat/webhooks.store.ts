@@ -86,7 +86,11 @@ export async function getWebhook(db: Db, id: string): Promise<WebhookRow | undef
 
 /** The post path's lookup: by the id's SHA-256, so index timing tells nothing about the id. */
 export async function findWebhookByUrlId(db: Db, urlId: string): Promise<WebhookRow | undefined> {
-  return db.select().from(webhooks).where(eq(webhooks.idHash, await sha256Hex(urlId))).get();
+  return db
+    .select()
+    .from(webhooks)
+    .where(eq(webhooks.idHash, await sha256Hex(urlId)))
+    .get();
 }
 
 /** Made by the webhook's gate (webhook-gate.ts), which keeps its copy of the row and picks `updatedAt`. */

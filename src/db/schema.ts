@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { check, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
-import { USER_METRICS } from '../analytics/rollups';
+import { AGG_USER_METRICS, packedColumns } from './packed-columns';
 
 // ---------------------------------------------------------------------------------------------
 // Access tokens. Only the SHA-256 of a token is kept; the token itself is shown once on creation.
@@ -29,10 +29,9 @@ export const settings = sqliteTable('settings', {
 // Conversation observations.
 //
 // `conversations` is the raw store: one row per conversation holding every observation derived
-// from it (a compact binary BLOB; rows written before migration 0003 hold JSON text; see
-// analytics/ingest/observation-codec.ts, and a TEXT column keeps a BLOB as is). It is the idempotency index
-// (an observation's key lives in its conversation's row) and the source for queries that the
-// rollups cannot answer. Rows are found by time through `first_emit`.
+// from it (a compact binary BLOB, see analytics/ingest/observation-codec.ts; a TEXT column keeps a
+// BLOB as is). It is the idempotency index (an observation's key lives in its conversation's row)
+// and the source for queries that the rollups cannot answer. Rows are found by time through `first_emit`.
 // ---------------------------------------------------------------------------------------------
 export const conversations = sqliteTable(
   'conversations',
@@ -77,9 +76,7 @@ const cellColumns = {
   mx: integer('mx').notNull(),
 };
 
-export const aggMedia = sqliteTable('agg_media', cellColumns, (t) => [
-  primaryKey({ columns: [t.res, t.slot, t.metric, t.media] }),
-]);
+export const aggMedia = sqliteTable('agg_media', cellColumns, (t) => [primaryKey({ columns: [t.res, t.slot, t.metric, t.media] })]);
 
 export const aggQueue = sqliteTable(
   'agg_queue',
@@ -89,8 +86,8 @@ export const aggQueue = sqliteTable(
 
 /**
  * agg_user is packed (migration 0005): one row per (res, slot, media, direction, queue, user), with
- * count/sum/min/max columns per agent metric, named and ordered by analytics/rollups.ts USER_METRICS
- * (mn/mx NULL where the row holds no observation of that metric). 90 columns of D1's 100.
+ * count/sum/min/max columns per metric of AGG_USER_METRICS (mn/mx NULL where the row holds no
+ * observation of that metric). 90 columns of D1's 100.
  */
 export const aggUser = sqliteTable(
   'agg_user',
@@ -102,7 +99,7 @@ export const aggUser = sqliteTable(
     queue: integer('queue').notNull(),
     user: integer('user').notNull(),
     ...Object.fromEntries(
-      USER_METRICS.flatMap((m) => [
+      AGG_USER_METRICS.map(packedColumns).flatMap((m) => [
         [m.cnt, integer(m.cnt).notNull().default(0)],
         [m.sum, integer(m.sum).notNull().default(0)],
         [m.mn, integer(m.mn)],
@@ -120,11 +117,9 @@ export const aggUser = sqliteTable(
  * An ingest batch inserts the number of conversations that changed since it read them; the CHECK
  * makes a non-zero count abort the whole D1 batch (a transaction), so the writer retries.
  */
-export const ingestGuard = sqliteTable(
-  'ingest_guard',
-  { conflicts: integer('conflicts').notNull() },
-  (t) => [check('ingest_guard_no_conflicts', sql`${t.conflicts} = 0`)],
-);
+export const ingestGuard = sqliteTable('ingest_guard', { conflicts: integer('conflicts').notNull() }, (t) => [
+  check('ingest_guard_no_conflicts', sql`${t.conflicts} = 0`),
+]);
 
 /** Small integer facts about the data, e.g. the longest conversation span seen (bounds raw scans). */
 export const meta = sqliteTable('meta', {

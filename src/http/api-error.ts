@@ -1,4 +1,5 @@
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { DomainError } from '../errors';
 
 /**
  * Genesys Cloud's ErrorBody codes, plus the few this service adds (`payload.too.large`,
@@ -62,6 +63,25 @@ export class ApiError extends Error {
 
   static notFound(message = 'The requested resource was not found.'): ApiError {
     return new ApiError(404, 'not.found', message);
+  }
+}
+
+/** The one mapping from the domain's errors to HTTP answers. */
+export function fromDomainError(err: DomainError): ApiError {
+  const details = (code: string): ErrorDetail[] => (err.field === undefined ? [] : [{ errorCode: code, fieldName: err.field }]);
+  switch (err.kind) {
+    case 'invalid': {
+      const code = err.dateField ? 'invalid.date' : 'invalid.value';
+      return new ApiError(400, code, err.message, details(code));
+    }
+    case 'too-large':
+      return new ApiError(413, 'payload.too.large', err.message, details('payload.too.large'));
+    case 'not-found':
+      return new ApiError(404, 'not.found', err.message);
+    case 'conflict':
+      return new ApiError(409, 'conflict', err.message, details('conflict'));
+    case 'unavailable':
+      return new ApiError(503, 'service.unavailable', err.message, [], { 'Retry-After': '1' });
   }
 }
 

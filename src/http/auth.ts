@@ -4,12 +4,12 @@ import { ApiError } from './api-error';
 import type { AppEnv, Principal } from './context';
 import { secretsEqual, sha256Hex } from './secrets';
 import { tokens } from '../db/schema';
-import { PERMISSIONS, type Permission } from '../tokens/permissions';
+import { PERMISSIONS, type Permission } from './permissions';
 
 const ADMIN: Principal = { tokenId: 'admin', permissions: new Set(PERMISSIONS) };
 
 /** Extracts the bearer token; a missing or non-Bearer Authorization header carries no token. */
-export function bearerToken(header: string | undefined): string | undefined {
+function bearerToken(header: string | undefined): string | undefined {
   const match = /^Bearer[ \t]+([^\s]+)[ \t]*$/i.exec(header ?? '');
   return match?.[1];
 }
@@ -18,7 +18,7 @@ export function bearerToken(header: string | undefined): string | undefined {
  * Resolves the request's principal from `Authorization: Bearer <token>`: ADMIN_TOKEN holds every
  * permission; other tokens are found by their SHA-256 and must not be revoked.
  */
-export async function resolvePrincipal(env: Env, db: AppEnv['Variables']['db'], token: string): Promise<Principal | undefined> {
+async function resolvePrincipal(env: Env, db: AppEnv['Variables']['db'], token: string): Promise<Principal | undefined> {
   if (env.ADMIN_TOKEN && (await secretsEqual(token, env.ADMIN_TOKEN))) return ADMIN;
   const hash = await sha256Hex(token);
   const row = await db

@@ -1,5 +1,5 @@
 import type { Db } from '../db/client';
-import type { Permission } from '../tokens/permissions';
+import type { Permission } from './permissions';
 
 export interface Principal {
   /** `admin` for ADMIN_TOKEN, otherwise the token's id. */

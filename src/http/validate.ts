@@ -59,9 +59,3 @@ export function validQuery<T extends ZodType>(schema: T) {
     if (!result.success) throw issuesToError(result.error.issues);
   });
 }
-
-export function validParams<T extends ZodType>(schema: T) {
-  return zValidator('param', schema, (result) => {
-    if (!result.success) throw issuesToError(result.error.issues);
-  });
-}

@@ -5,14 +5,17 @@ import { requirePermission } from '../http/auth';
 import type { AppEnv } from '../http/context';
 import { jsonBody } from '../http/json-body';
 import { validJson } from '../http/validate';
-import { PERMISSIONS } from './permissions';
+import { PERMISSIONS } from '../http/permissions';
 import { createToken, listTokens, revokeToken } from './tokens.store';
 
 export const TOKEN_LIMITS = { nameLength: 100, bodyBytes: 16 * 1024 } as const;
 
 const createTokenSchema = z.object({
   name: z.string().trim().min(1).max(TOKEN_LIMITS.nameLength),
-  permissions: z.array(z.enum(PERMISSIONS)).min(1).max(PERMISSIONS.length * 2),
+  permissions: z
+    .array(z.enum(PERMISSIONS))
+    .min(1)
+    .max(PERMISSIONS.length * 2),
 });
 
 export const tokensRoutes = new Hono<AppEnv>()

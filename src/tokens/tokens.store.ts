@@ -2,7 +2,7 @@ import { desc, eq } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { tokens } from '../db/schema';
 import { newToken, sha256Hex } from '../http/secrets';
-import type { Permission } from './permissions';
+import type { Permission } from '../http/permissions';
 
 export interface TokenView {
   id: string;

@@ -1,10 +1,16 @@
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { METRIC_INDEX } from '../../src/analytics/catalog';
-import { packedUpsertSql } from '../../src/analytics/ingest/observations.store';
+import { packedUpsertSql } from '../../src/analytics/ingest/observations-sql';
 import { ROLLUPS, USER_METRICS } from '../../src/analytics/rollups';
 import { send } from '../helpers';
-import { aggregateObservations, canonicalize, observationsFromRecords, type AggregateQuery, type ConversationRecord } from '../support/reference-aggregator';
+import {
+  aggregateObservations,
+  canonicalize,
+  observationsFromRecords,
+  type AggregateQuery,
+  type ConversationRecord,
+} from '../support/reference-aggregator';
 import { ingestOk, queryOk, SERVICE_LEVEL } from './analytics-api';
 import { conversation } from './builders';
 
@@ -26,7 +32,10 @@ describe('the packed upsert, through D1', () => {
   // An hour of 1975 no other test writes, dimension ids no dictionary hands out there.
   const units = 50_000;
   const slot = units * 3_600_000;
-  const upsert = (rows: string[]) => env.DB.prepare(packedUpsertSql(USER)).bind(`[${rows.join(',')}]`).run();
+  const upsert = (rows: string[]) =>
+    env.DB.prepare(packedUpsertSql(USER))
+      .bind(`[${rows.join(',')}]`)
+      .run();
   const read = async (user: number) =>
     env.DB.prepare(
       `SELECT tAnswered_cnt, tAnswered_sum, tAnswered_mn, tAnswered_mx, nOverSla_cnt, nOverSla_sum, nOverSla_mn, nOverSla_mx,
@@ -41,26 +50,60 @@ describe('the packed upsert, through D1', () => {
     // A new row with one observation (the bare value), and another row with one metric.
     await upsert([`{"k":[60,${units},1,2,3,901],"${tAnswered}":500}`, `{"k":[60,${units},1,2,3,902],"${tAlert}":[3,30,5,20]}`]);
     expect(await read(901)).toEqual({
-      tAnswered_cnt: 1, tAnswered_sum: 500, tAnswered_mn: 500, tAnswered_mx: 500,
-      nOverSla_cnt: 0, nOverSla_sum: 0, nOverSla_mn: null, nOverSla_mx: null,
-      tAlert_cnt: 0, tAlert_sum: 0, tAlert_mn: null, tAlert_mx: null,
+      tAnswered_cnt: 1,
+      tAnswered_sum: 500,
+      tAnswered_mn: 500,
+      tAnswered_mx: 500,
+      nOverSla_cnt: 0,
+      nOverSla_sum: 0,
+      nOverSla_mn: null,
+      nOverSla_mx: null,
+      tAlert_cnt: 0,
+      tAlert_sum: 0,
+      tAlert_mn: null,
+      tAlert_mx: null,
     });
     // Into the stored row: more of a metric it holds (min below, max above), a metric it lacks (NULL
     // until now), and nothing of a third one.
     await upsert([`{"k":[60,${units},1,2,3,901],"${tAnswered}":[2,700,100,600],"${nOverSla}":1}`]);
     expect(await read(901)).toEqual({
-      tAnswered_cnt: 3, tAnswered_sum: 1200, tAnswered_mn: 100, tAnswered_mx: 600,
-      nOverSla_cnt: 1, nOverSla_sum: 1, nOverSla_mn: 1, nOverSla_mx: 1,
-      tAlert_cnt: 0, tAlert_sum: 0, tAlert_mn: null, tAlert_mx: null,
+      tAnswered_cnt: 3,
+      tAnswered_sum: 1200,
+      tAnswered_mn: 100,
+      tAnswered_mx: 600,
+      nOverSla_cnt: 1,
+      nOverSla_sum: 1,
+      nOverSla_mn: 1,
+      nOverSla_mx: 1,
+      tAlert_cnt: 0,
+      tAlert_sum: 0,
+      tAlert_mn: null,
+      tAlert_mx: null,
     });
     // A row lacking a metric the stored row holds leaves it as it was (min(x, NULL) would be NULL).
     await upsert([`{"k":[60,${units},1,2,3,901],"${nOverSla}":0}`, `{"k":[60,${units},1,2,3,902],"${tAlert}":40}`]);
     expect(await read(901)).toEqual({
-      tAnswered_cnt: 3, tAnswered_sum: 1200, tAnswered_mn: 100, tAnswered_mx: 600,
-      nOverSla_cnt: 2, nOverSla_sum: 1, nOverSla_mn: 0, nOverSla_mx: 1,
-      tAlert_cnt: 0, tAlert_sum: 0, tAlert_mn: null, tAlert_mx: null,
+      tAnswered_cnt: 3,
+      tAnswered_sum: 1200,
+      tAnswered_mn: 100,
+      tAnswered_mx: 600,
+      nOverSla_cnt: 2,
+      nOverSla_sum: 1,
+      nOverSla_mn: 0,
+      nOverSla_mx: 1,
+      tAlert_cnt: 0,
+      tAlert_sum: 0,
+      tAlert_mn: null,
+      tAlert_mx: null,
     });
-    expect(await read(902)).toMatchObject({ tAnswered_cnt: 0, tAnswered_mn: null, tAlert_cnt: 4, tAlert_sum: 70, tAlert_mn: 5, tAlert_mx: 40 });
+    expect(await read(902)).toMatchObject({
+      tAnswered_cnt: 0,
+      tAnswered_mn: null,
+      tAlert_cnt: 4,
+      tAlert_sum: 70,
+      tAlert_mn: 5,
+      tAlert_mx: 40,
+    });
     await env.DB.prepare('DELETE FROM agg_user WHERE res = 60 AND slot = ?1').bind(slot).run();
   });
 });
@@ -78,14 +121,28 @@ describe('metrics of every participant, per agent', () => {
       conversation({
         start: t(`${hour}:00:00.000`),
         participants: [
-          { purpose: 'customer', sessions: [{ metrics: [['nConnected', 1, t(`${hour}:00:00.000`)], ['tConnected', 95_000, t(`${hour}:01:35.000`)]] }] },
+          {
+            purpose: 'customer',
+            sessions: [
+              {
+                metrics: [
+                  ['nConnected', 1, t(`${hour}:00:00.000`)],
+                  ['tConnected', 95_000, t(`${hour}:01:35.000`)],
+                ],
+              },
+            ],
+          },
           { purpose: 'ivr', sessions: [{ metrics: [['tIvr', 12_000, t(`${hour}:00:12.000`)]] }] },
           {
             purpose: 'acd',
             sessions: [
               {
                 segments: [{ start: t(`${hour}:00:12.000`), queueId: queue }],
-                metrics: [['nOffered', 1, t(`${hour}:00:12.000`)], ['tAcd', 3_000, t(`${hour}:00:15.000`)], ['tAnswered', 3_000, t(`${hour}:00:15.000`)]],
+                metrics: [
+                  ['nOffered', 1, t(`${hour}:00:12.000`)],
+                  ['tAcd', 3_000, t(`${hour}:00:15.000`)],
+                  ['tAnswered', 3_000, t(`${hour}:00:15.000`)],
+                ],
               },
             ],
           },
@@ -95,7 +152,11 @@ describe('metrics of every participant, per agent', () => {
             sessions: [
               {
                 segments: [{ start: t(`${hour}:00:15.000`), queueId: queue }],
-                metrics: [['tTalk', 60_000 + Number(hour), t(`${hour}:01:15.000`)], ['tHandle', 80_000 + Number(hour), t(`${hour}:01:35.000`)], ['nTransferred', 1, t(`${hour}:01:35.000`)]],
+                metrics: [
+                  ['tTalk', 60_000 + Number(hour), t(`${hour}:01:15.000`)],
+                  ['tHandle', 80_000 + Number(hour), t(`${hour}:01:35.000`)],
+                  ['nTransferred', 1, t(`${hour}:01:35.000`)],
+                ],
               },
             ],
           },
@@ -127,7 +188,15 @@ describe('metrics of every participant, per agent', () => {
   });
 
   for (const [name, query] of [
-    ['grouped by user, hourly', { interval: DAY, granularity: 'PT1H', groupBy: ['userId'], filter: { type: 'and', predicates: [{ dimension: 'queueId', value: queue }] } }],
+    [
+      'grouped by user, hourly',
+      {
+        interval: DAY,
+        granularity: 'PT1H',
+        groupBy: ['userId'],
+        filter: { type: 'and', predicates: [{ dimension: 'queueId', value: queue }] },
+      },
+    ],
     [
       'grouped by user and queue in PT12H buckets, every participant',
       {
@@ -137,14 +206,23 @@ describe('metrics of every participant, per agent', () => {
         metrics: ['nConnected', 'tIvr', 'nOffered', 'tAcd', 'tAnswered', 'tTalk', 'tHandle', 'nTransferred', 'oServiceLevel'],
       },
     ],
-    ['one agent, hourly', { interval: DAY, granularity: 'PT1H', filter: { type: 'and', predicates: [{ dimension: 'userId', value: agent }] } }],
+    [
+      'one agent, hourly',
+      { interval: DAY, granularity: 'PT1H', filter: { type: 'and', predicates: [{ dimension: 'userId', value: agent }] } },
+    ],
     [
       'one agent in one queue, daily, other metrics only',
       {
         interval: DAY,
         granularity: 'P1D',
         metrics: ['nOffered', 'tAcd', 'tIvr'],
-        filter: { type: 'and', predicates: [{ dimension: 'userId', value: agent }, { dimension: 'queueId', value: queue }] },
+        filter: {
+          type: 'and',
+          predicates: [
+            { dimension: 'userId', value: agent },
+            { dimension: 'queueId', value: queue },
+          ],
+        },
       },
     ],
     [
@@ -154,7 +232,13 @@ describe('metrics of every participant, per agent', () => {
         granularity: 'P1D',
         groupBy: ['queueId'],
         metrics: ['nOffered', 'tHandle', 'tAnswered'],
-        filter: { type: 'or', predicates: [{ dimension: 'userId', value: agent }, { dimension: 'queueId', value: queue }] },
+        filter: {
+          type: 'or',
+          predicates: [
+            { dimension: 'userId', value: agent },
+            { dimension: 'queueId', value: queue },
+          ],
+        },
       },
     ],
   ] as [string, AggregateQuery][]) {

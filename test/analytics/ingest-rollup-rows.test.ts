@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { DIMENSION_INDEX, DIMENSIONS } from '../../src/analytics/catalog';
-import { notStoredYet, packedRows, rollupRows } from '../../src/analytics/ingest/observations.store';
+import { packedRows, rollupRows } from '../../src/analytics/ingest/rollup-rows';
 import type { Observation } from '../../src/analytics/ingest/to-observations';
+import { notStoredYet } from '../../src/analytics/ingest/write-plan';
 import { ROLLUP_DIMENSIONS, ROLLUPS, type Rollup } from '../../src/analytics/rollups';
 
 /**
@@ -45,7 +46,9 @@ function expectedRows(rollup: Rollup, observations: Observation[], ids: Int32Arr
     });
     for (const { head, values } of cells.values()) {
       const sum = values.reduce((a, b) => a + b, 0);
-      out.push(JSON.stringify(values.length === 1 ? [...head, sum] : [...head, sum, values.length, Math.min(...values), Math.max(...values)]));
+      out.push(
+        JSON.stringify(values.length === 1 ? [...head, sum] : [...head, sum, values.length, Math.min(...values), Math.max(...values)]),
+      );
     }
   }
   return out;
@@ -69,7 +72,10 @@ function expectedPacked(rollup: Rollup, observations: Observation[], ids: Int32A
       const parts = [`"k":${JSON.stringify(row.k)}`];
       for (const m of metrics) {
         const v = row.values.get(m);
-        if (v) parts.push(`"${m}":${JSON.stringify(v.length === 1 ? v[0] : [v.length, v.reduce((a, b) => a + b, 0), Math.min(...v), Math.max(...v)])}`);
+        if (v)
+          parts.push(
+            `"${m}":${JSON.stringify(v.length === 1 ? v[0] : [v.length, v.reduce((a, b) => a + b, 0), Math.min(...v), Math.max(...v)])}`,
+          );
       }
       out.push(`{${parts.join(',')}}`);
     }
@@ -86,10 +92,12 @@ describe('rollup rows sent to the upserts', () => {
   ];
   for (const { name, observations, ids } of cases) {
     it(`writes each cell of agg_media and agg_queue as documented (${name})`, () => {
-      for (const rollup of ROLLUPS.filter((r) => !r.packed)) expect(rollupRows(rollup, observations, ids)).toEqual(expectedRows(rollup, observations, ids));
+      for (const rollup of ROLLUPS.filter((r) => !r.packed))
+        expect(rollupRows(rollup, observations, ids)).toEqual(expectedRows(rollup, observations, ids));
     });
     it(`writes each packed agg_user row as documented (${name})`, () => {
-      for (const rollup of ROLLUPS.filter((r) => r.packed)) expect(packedRows(rollup, observations, ids)).toEqual(expectedPacked(rollup, observations, ids));
+      for (const rollup of ROLLUPS.filter((r) => r.packed))
+        expect(packedRows(rollup, observations, ids)).toEqual(expectedPacked(rollup, observations, ids));
     });
   }
 

@@ -9,13 +9,55 @@ import { ingestBodySchema } from '../../src/analytics/ingest/record.schema';
 const t = (day: number, hms: string) => `2004-01-${String(day).padStart(2, '0')}T${hms}Z`;
 const dayInterval = (day: number) => `${t(day, '00:00:00.000')}/${t(day + 1, '00:00:00.000')}`;
 
+/**
+ * `d1`, but running `interleave` just before each ingest write batch (the one that sets ingest_guard),
+ * after the ingest has read and planned: where a concurrent writer can land.
+ */
+function beforeEachWrite(d1: D1Database, interleave: (write: number) => Promise<void>): D1Database {
+  let writes = 0;
+  let guarded = false;
+  return new Proxy(d1, {
+    get(target, key) {
+      if (key === 'prepare') {
+        return (sql: string) => {
+          if (sql.includes('ingest_guard')) guarded = true;
+          return target.prepare(sql);
+        };
+      }
+      if (key === 'batch') {
+        return async (statements: D1PreparedStatement[]) => {
+          if (guarded) {
+            guarded = false;
+            await interleave(++writes);
+          }
+          return target.batch(statements);
+        };
+      }
+      const value: unknown = Reflect.get(target, key);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
 /** An answered voice call on `day`: ACD offered + tAcd, agent tAnswered (+ more when `complete`). */
 function call(day: number, id?: string, complete = false) {
   return conversation({
     id,
     start: t(day, '10:00:00.000'),
     participants: [
-      { purpose: 'acd', sessions: [{ id: `${id}-acd`, segments: [{ start: t(day, '10:00:00.000'), queueId: 'q-ingest' }], metrics: [['nOffered', 1, t(day, '10:00:00.000')], ['tAcd', 4000, t(day, '10:00:04.000')]] }] },
+      {
+        purpose: 'acd',
+        sessions: [
+          {
+            id: `${id}-acd`,
+            segments: [{ start: t(day, '10:00:00.000'), queueId: 'q-ingest' }],
+            metrics: [
+              ['nOffered', 1, t(day, '10:00:00.000')],
+              ['tAcd', 4000, t(day, '10:00:04.000')],
+            ],
+          },
+        ],
+      },
       {
         purpose: 'agent',
         userId: 'u-ingest',
@@ -23,7 +65,10 @@ function call(day: number, id?: string, complete = false) {
           {
             id: `${id}-agent`,
             segments: [{ start: t(day, '10:00:04.000'), queueId: 'q-ingest' }],
-            metrics: [['tAnswered', 4000, t(day, '10:00:04.000')], ...(complete ? ([['tHandle', 90000, t(day, '10:01:34.000')]] as [string, number, string][]) : [])],
+            metrics: [
+              ['tAnswered', 4000, t(day, '10:00:04.000')],
+              ...(complete ? ([['tHandle', 90000, t(day, '10:01:34.000')]] as [string, number, string][]) : []),
+            ],
           },
         ],
       },
@@ -93,13 +138,12 @@ describe('ingest', () => {
     const id = crypto.randomUUID();
     const [partial, complete] = ingestBodySchema.parse({ conversations: [call(10, id), call(10, id, true)] }).conversations;
     const attempts: number[] = [];
-    const result = await ingestRecords(env.DB, [complete!], {
-      afterPlan: async (attempt) => {
-        attempts.push(attempt);
-        // The concurrent writer lands the first three observations after our read.
-        if (attempt === 1) expect(await ingestRecords(env.DB, [partial!])).toEqual({ conversations: 1, observations: 3, duplicates: 0 });
-      },
+    const d1 = beforeEachWrite(env.DB, async (attempt) => {
+      attempts.push(attempt);
+      // The concurrent writer lands the first three observations after our read.
+      if (attempt === 1) expect(await ingestRecords(env.DB, [partial!])).toEqual({ conversations: 1, observations: 3, duplicates: 0 });
     });
+    const result = await ingestRecords(d1, [complete!]);
     expect(attempts).toEqual([1, 2]);
     expect(result).toEqual({ conversations: 1, observations: 1, duplicates: 3 });
     const [voice] = await countsOn(10);
@@ -124,7 +168,9 @@ describe('ingest validation', () => {
     const res = await ingest([good, good, good, bad]);
     expectError(res, 400, 'invalid.date', 'conversations[3].participants[1].sessions[0].metrics[0].emitDate');
     expect(await countsOn(6)).toEqual([]);
-    const stored = await env.DB.prepare('SELECT count(*) AS n FROM conversations WHERE id IN (?, ?)').bind(good.conversationId, bad.conversationId).first<number>('n');
+    const stored = await env.DB.prepare('SELECT count(*) AS n FROM conversations WHERE id IN (?, ?)')
+      .bind(good.conversationId, bad.conversationId)
+      .first<number>('n');
     expect(stored).toBe(0);
   });
 
@@ -138,7 +184,10 @@ describe('ingest validation', () => {
 
   it('rejects a calculated metric, a negative value, an unknown media type and a missing conversationId', async () => {
     const cases: [(r: ReturnType<typeof call>) => void, string][] = [
-      [(r) => (r.participants[0]!.sessions[0]!.metrics[0]!.name = 'oServiceLevel'), 'conversations[0].participants[0].sessions[0].metrics[0].name'],
+      [
+        (r) => (r.participants[0]!.sessions[0]!.metrics[0]!.name = 'oServiceLevel'),
+        'conversations[0].participants[0].sessions[0].metrics[0].name',
+      ],
       [(r) => (r.participants[0]!.sessions[0]!.metrics[1]!.value = -5), 'conversations[0].participants[0].sessions[0].metrics[1].value'],
       [(r) => (r.participants[0]!.sessions[0]!.metrics[1]!.value = 1.5), 'conversations[0].participants[0].sessions[0].metrics[1].value'],
       [(r) => (r.participants[1]!.sessions[0]!.mediaType = 'Voice'), 'conversations[0].participants[1].sessions[0].mediaType'],
@@ -167,7 +216,11 @@ describe('ingest validation', () => {
 
   it('answers 415 for a body that is not JSON and 400 for broken JSON', async () => {
     expectError(await send('POST', INGEST, { body: 'a,b', headers: { 'Content-Type': 'text/csv' } }), 415, 'unsupported.media.type');
-    expectError(await send('POST', INGEST, { body: '{"conversations": [', headers: { 'Content-Type': 'application/json; charset=utf-8' } }), 400, 'bad.request');
+    expectError(
+      await send('POST', INGEST, { body: '{"conversations": [', headers: { 'Content-Type': 'application/json; charset=utf-8' } }),
+      400,
+      'bad.request',
+    );
     expectError(await send('POST', INGEST, { json: { conversations: {} } }), 400, 'invalid.value', 'conversations');
   });
 

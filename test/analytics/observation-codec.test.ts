@@ -34,8 +34,8 @@ describe('observation codec, format version 1', () => {
     '0202', // WORDS[2] = 'voice'
     '01aaaaaaaabbbbccccddddeeeeeeeeeeee', // a lowercase UUID in 16 bytes
     '08512dc3a9', // 'Q-é': 4 bytes of UTF-8
-    '0308' + ascii('"\\ud800"'), // a lone surrogate: JSON text
-    '28' + ascii(upper), // an upper-case UUID is only 36 bytes of text
+    `0308${ascii('"\\ud800"')}`, // a lone surrogate: JSON text
+    `28${ascii(upper)}`, // an upper-case UUID is only 36 bytes of text
     '03', // tuples
     'c108010203', // dims 0, 6, 10 (mask 1089) = refs 1, 2, 3
     '801004', // dim 11 (mask 2048) = ref 4
@@ -62,13 +62,18 @@ describe('observation codec, format version 1', () => {
   });
 
   it('keeps tuple numbering past the linear search (more than 32 tuples), with repeats', () => {
-    const many: Observation[] = Array.from({ length: 120 }, (_, i) => ({ metric: 1, emit: 1000 + i, value: i, dims: dims({ conversationId: 'c1', queueId: `q${(i * 7) % 40}` }) }));
+    const many: Observation[] = Array.from({ length: 120 }, (_, i) => ({
+      metric: 1,
+      emit: 1000 + i,
+      value: i,
+      dims: dims({ conversationId: 'c1', queueId: `q${(i * 7) % 40}` }),
+    }));
     const hex = encodeObservations(many, 1000, 'c1');
     expect(decodeObservations(hex, 1000, 'c1')).toEqual(many);
     // q values first appear in order 0..39 (7 and 40 are coprime), so observation i uses tuple i % 40;
     // each: metric 01, tuple, zigzag(1 ms later) = 02 (00 for the first), value i.
     const h = (n: number) => n.toString(16).padStart(2, '0');
-    const tail = '78' + many.map((_, i) => `01${h(i % 40)}${i === 0 ? '00' : '02'}${h(i)}`).join('');
+    const tail = `78${many.map((_, i) => `01${h(i % 40)}${i === 0 ? '00' : '02'}${h(i)}`).join('')}`;
     expect(hex.endsWith(tail)).toBe(true);
   });
 });
@@ -119,7 +124,12 @@ describe('toObservations', () => {
       { metric: m('tHeld'), emit: Date.parse(t('10:01:00')), value: 3000, dims: early },
       { metric: m('tAcw'), emit: Date.parse(t('10:06:00')), value: 4000, dims: late },
       // userId never applies to ACD metrics.
-      { metric: m('nOffered'), emit: Date.parse(t('10:06:00')), value: 1, dims: dims({ ...common, queueId: 'Q2', wrapUpCode: 'W1', disconnectType: 'client' }) },
+      {
+        metric: m('nOffered'),
+        emit: Date.parse(t('10:06:00')),
+        value: 1,
+        dims: dims({ ...common, queueId: 'Q2', wrapUpCode: 'W1', disconnectType: 'client' }),
+      },
     ]);
     expect(out[2]!.dims).toBe(out[0]!.dims);
     expect(out[3]!.dims).toBe(out[1]!.dims);

@@ -64,7 +64,10 @@ function randomQuery(rand: () => number): AggregateQuery {
   };
   // Mostly aligned to quarter hours (rollups can answer), sometimes at an odd minute (raw rows).
   const granularity = pick([undefined, 'PT15M', 'PT30M', 'PT1H', 'PT6H', 'PT12H', 'P1D']);
-  const unit = granularity === undefined ? HOUR : { PT15M: HOUR / 4, PT30M: HOUR / 2, PT1H: HOUR, PT6H: 6 * HOUR, PT12H: 12 * HOUR, P1D: 24 * HOUR }[granularity]!;
+  const unit =
+    granularity === undefined
+      ? HOUR
+      : { PT15M: HOUR / 4, PT30M: HOUR / 2, PT1H: HOUR, PT6H: 6 * HOUR, PT12H: 12 * HOUR, P1D: 24 * HOUR }[granularity]!;
   const units = 1 + Math.floor(rand() * Math.min(48, (DAYS * 24 * HOUR) / unit));
   const offsetMinutes = rand() < 0.8 ? 15 * Math.floor(rand() * 4 * 24 * DAYS) : Math.floor(rand() * 60 * 24 * DAYS);
   const start = END - DAYS * 24 * HOUR + offsetMinutes * 60_000 - (rand() < 0.2 ? 6 * HOUR : 0);
@@ -73,7 +76,8 @@ function randomQuery(rand: () => number): AggregateQuery {
   if (granularity) query.granularity = granularity;
 
   const rollupDims = ['queueId', 'userId', 'direction', 'mediaType'];
-  if (rand() < 0.7) query.groupBy = subset(rand() < 0.7 ? rollupDims : DIMENSIONS.filter((d) => d !== 'conversationId' && d !== 'sessionId'), 3);
+  if (rand() < 0.7)
+    query.groupBy = subset(rand() < 0.7 ? rollupDims : DIMENSIONS.filter((d) => d !== 'conversationId' && d !== 'sessionId'), 3);
   if (rand() < 0.8) query.metrics = subset(METRIC_NAMES, 6);
   if (rand() < 0.6) {
     const predicate = (): Predicate => {
@@ -88,13 +92,22 @@ function randomQuery(rand: () => number): AggregateQuery {
     if (rand() < 0.25) filter.clauses = [{ type: rand() < 0.5 ? 'and' : 'or', predicates: [predicate(), predicate()] }];
     // Issue 6: metric predicates (no opinion on other metrics), in the filter or in a clause.
     if (rand() < 0.3) filter.predicates!.push({ type: 'metric', metric: pick(TIMERS), range: randomRange(rand) });
-    if (rand() < 0.1) (filter.clauses ??= []).push({ type: 'or', predicates: [{ type: 'metric', metric: pick(TIMERS), range: randomRange(rand) }, predicate()] });
+    if (rand() < 0.1)
+      (filter.clauses ??= []).push({
+        type: 'or',
+        predicates: [{ type: 'metric', metric: pick(TIMERS), range: randomRange(rand) }, predicate()],
+      });
     query.filter = filter;
   }
   if (rand() < 0.2) {
     query.views = Array.from({ length: 1 + Math.floor(rand() * 3) }, (_, i) => {
       const { gte, lt } = randomRange(rand);
-      return { target: pick(TIMERS), name: `view${i}`, function: 'rangeBound' as const, range: gte === undefined && lt === undefined ? { lt: 60_000 } : { gte, lt } };
+      return {
+        target: pick(TIMERS),
+        name: `view${i}`,
+        function: 'rangeBound' as const,
+        range: gte === undefined && lt === undefined ? { lt: 60_000 } : { gte, lt },
+      };
     });
   }
   if (rand() < 0.2) {
@@ -119,7 +132,9 @@ function randomZonedQuery(rand: () => number): AggregateQuery {
     interval: `${new Date(start).toISOString()}/${new Date(start + days * 24 * HOUR).toISOString()}`,
     granularity: 'P1D',
     timeZone: zone,
-    metrics: [pick(['nOffered', 'tHandle', 'tAnswered', 'oServiceLevel']), pick(['tTalk', 'nConnected', 'tAbandon'])].filter((m, i, a) => a.indexOf(m) === i),
+    metrics: [pick(['nOffered', 'tHandle', 'tAnswered', 'oServiceLevel']), pick(['tTalk', 'nConnected', 'tAbandon'])].filter(
+      (m, i, a) => a.indexOf(m) === i,
+    ),
   };
   if (rand() < 0.6) query.groupBy = [pick(['queueId', 'userId', 'direction'])];
   return query;

@@ -3,7 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { METRIC_NAMES } from '../../src/analytics/catalog';
 import { simulateConversations } from '../../scripts/simulator';
 import { send } from '../helpers';
-import { aggregateObservations, canonicalize, observationsFromRecords, type AggregateQuery, type ConversationRecord, type Observation } from '../support/reference-aggregator';
+import {
+  aggregateObservations,
+  canonicalize,
+  observationsFromRecords,
+  type AggregateQuery,
+  type ConversationRecord,
+  type Observation,
+} from '../support/reference-aggregator';
 import { ingestOk, queryOk, SERVICE_LEVEL } from './analytics-api';
 
 /**
@@ -45,15 +52,29 @@ describe('a dictionary too large for one SQLite value', () => {
   });
 
   for (const [name, query, source] of [
-    ['grouped by queue, hourly', { interval: `${iso(END - 86_400_000)}/${iso(END)}`, granularity: 'PT1H', groupBy: ['queueId'] }, 'rollup:agg_queue@60'],
+    [
+      'grouped by queue, hourly',
+      { interval: `${iso(END - 86_400_000)}/${iso(END)}`, granularity: 'PT1H', groupBy: ['queueId'] },
+      'rollup:agg_queue@60',
+    ],
     [
       'grouped by queue and user in PT12H buckets (cells added up in SQL)',
-      { interval: `${iso(END - 86_400_000)}/${iso(END)}`, granularity: 'PT12H', groupBy: ['queueId', 'userId'], metrics: ['tHandle', 'nOffered', 'oServiceLevel'] },
+      {
+        interval: `${iso(END - 86_400_000)}/${iso(END)}`,
+        granularity: 'PT12H',
+        groupBy: ['queueId', 'userId'],
+        metrics: ['tHandle', 'nOffered', 'oServiceLevel'],
+      },
       'rollup:agg_user@60',
     ],
     [
       'grouped by queue and user, hourly (packed agg_user rows unpivoted in SQL)',
-      { interval: `${iso(END - 86_400_000)}/${iso(END)}`, granularity: 'PT1H', groupBy: ['queueId', 'userId'], metrics: ['tTalk', 'nOffered', 'tHandle'] },
+      {
+        interval: `${iso(END - 86_400_000)}/${iso(END)}`,
+        granularity: 'PT1H',
+        groupBy: ['queueId', 'userId'],
+        metrics: ['tTalk', 'nOffered', 'tHandle'],
+      },
       'rollup:agg_user@60',
     ],
   ] as [string, AggregateQuery, string][]) {

@@ -23,7 +23,18 @@ describe('metric predicates', () => {
     });
     expect(res.source).toBe('raw');
     expect(res.results).toEqual([
-      { group: { mediaType: 'voice' }, data: [{ interval: DAY, metrics: [{ metric: 'tHandle', stats: timer(510000, 200000) }, { metric: 'nOffered', stats: count(5) }] }] },
+      {
+        group: { mediaType: 'voice' },
+        data: [
+          {
+            interval: DAY,
+            metrics: [
+              { metric: 'tHandle', stats: timer(510000, 200000) },
+              { metric: 'nOffered', stats: count(5) },
+            ],
+          },
+        ],
+      },
     ]);
   });
 
@@ -33,11 +44,39 @@ describe('metric predicates', () => {
     const res = await queryOk({
       interval: DAY,
       metrics: ['tHandle', 'nOffered'],
-      filter: { type: 'or', predicates: [{ type: 'metric', metric: 'tHandle', range: { lt: 150000 } }, { dimension: 'queueId', value: QA }] },
+      filter: {
+        type: 'or',
+        predicates: [
+          { type: 'metric', metric: 'tHandle', range: { lt: 150000 } },
+          { dimension: 'queueId', value: QA },
+        ],
+      },
     });
     expect(res.results).toEqual([
-      { group: { mediaType: 'chat' }, data: [{ interval: DAY, metrics: [{ metric: 'tHandle', stats: timer(300000) }, { metric: 'nOffered', stats: count(1) }] }] },
-      { group: { mediaType: 'voice' }, data: [{ interval: DAY, metrics: [{ metric: 'tHandle', stats: timer(510000, 130000, 200000) }, { metric: 'nOffered', stats: count(3) }] }] },
+      {
+        group: { mediaType: 'chat' },
+        data: [
+          {
+            interval: DAY,
+            metrics: [
+              { metric: 'tHandle', stats: timer(300000) },
+              { metric: 'nOffered', stats: count(1) },
+            ],
+          },
+        ],
+      },
+      {
+        group: { mediaType: 'voice' },
+        data: [
+          {
+            interval: DAY,
+            metrics: [
+              { metric: 'tHandle', stats: timer(510000, 130000, 200000) },
+              { metric: 'nOffered', stats: count(3) },
+            ],
+          },
+        ],
+      },
     ]);
   });
 
@@ -45,10 +84,24 @@ describe('metric predicates', () => {
     const res = await queryOk({
       interval: DAY,
       metrics: ['tAcd'],
-      filter: { type: 'and', predicates: [voice], clauses: [{ type: 'or', predicates: [{ metric: 'tAcd', range: { gt: 50000 } }, { metric: 'tAcd', range: { lte: 10000 } }] }] },
+      filter: {
+        type: 'and',
+        predicates: [voice],
+        clauses: [
+          {
+            type: 'or',
+            predicates: [
+              { metric: 'tAcd', range: { gt: 50000 } },
+              { metric: 'tAcd', range: { lte: 10000 } },
+            ],
+          },
+        ],
+      },
     });
     // Voice tAcd: c1 30000, c3 60000, c5 10000 -> 60000 and 10000 pass.
-    expect(res.results).toEqual([{ group: { mediaType: 'voice' }, data: [{ interval: DAY, metrics: [{ metric: 'tAcd', stats: timer(60000, 10000) }] }] }]);
+    expect(res.results).toEqual([
+      { group: { mediaType: 'voice' }, data: [{ interval: DAY, metrics: [{ metric: 'tAcd', stats: timer(60000, 10000) }] }] },
+    ]);
   });
 
   it('change which components count for oServiceLevel', async () => {
@@ -61,8 +114,14 @@ describe('metric predicates', () => {
       filter: { type: 'and', predicates: [voice, { type: 'metric', metric: 'tAnswered', range: { lt: 20000 } }] },
     });
     expect(res.results).toEqual([
-      { group: { mediaType: 'voice', queueId: QA }, data: [{ interval: DAY, metrics: [{ metric: 'oServiceLevel', stats: { ratio: 0, numerator: 0, denominator: 2, target: 0.8 } }] }] },
-      { group: { mediaType: 'voice', queueId: QB }, data: [{ interval: DAY, metrics: [{ metric: 'oServiceLevel', stats: { numerator: 0, denominator: 0, target: 0.8 } }] }] },
+      {
+        group: { mediaType: 'voice', queueId: QA },
+        data: [{ interval: DAY, metrics: [{ metric: 'oServiceLevel', stats: { ratio: 0, numerator: 0, denominator: 2, target: 0.8 } }] }],
+      },
+      {
+        group: { mediaType: 'voice', queueId: QB },
+        data: [{ interval: DAY, metrics: [{ metric: 'oServiceLevel', stats: { numerator: 0, denominator: 0, target: 0.8 } }] }],
+      },
     ]);
   });
 });
@@ -91,7 +150,11 @@ describe('views', () => {
               { name: 'shortHandle', stats: timer(130000) },
             ],
           },
-          { interval: AFTERNOON, metrics: [{ metric: 'tHandle', stats: timer(200000) }], views: [{ name: 'longHandle', stats: timer(200000) }] },
+          {
+            interval: AFTERNOON,
+            metrics: [{ metric: 'tHandle', stats: timer(200000) }],
+            views: [{ name: 'longHandle', stats: timer(200000) }],
+          },
         ],
       },
     ]);
@@ -112,7 +175,11 @@ describe('views', () => {
         data: [
           { interval: '2002-03-04T00:00:00.000Z/2002-03-04T01:00:00.000Z', metrics: [{ metric: 'nOffered', stats: count(1) }] },
           { interval: '2002-03-04T11:00:00.000Z/2002-03-04T12:00:00.000Z', metrics: [{ metric: 'nOffered', stats: count(1) }] },
-          { interval: '2002-03-04T12:00:00.000Z/2002-03-04T13:00:00.000Z', metrics: [], views: [{ name: 'flowOutsUnder2m', stats: timer(60000) }] },
+          {
+            interval: '2002-03-04T12:00:00.000Z/2002-03-04T13:00:00.000Z',
+            metrics: [],
+            views: [{ name: 'flowOutsUnder2m', stats: timer(60000) }],
+          },
         ],
       },
     ]);
@@ -122,8 +189,16 @@ describe('views', () => {
 describe('topN and bottomN', () => {
   // tHandle per group of groupBy [userId]: voice/UA 510000 (1); chat/UA 300000 (1); voice/UB 130000 + 200000 (2).
   const ranked = (queryType: string, fn: string, extra: object = {}) =>
-    queryOk({ interval: DAY, groupBy: ['userId'], metrics: ['tHandle'], queryType, sortMetric: { name: 'tHandle', function: fn }, ...extra });
-  const groups = (res: { results: { group: Record<string, string> }[] }) => res.results.map((r) => `${r.group.mediaType}/${r.group.userId ?? '-'}`);
+    queryOk({
+      interval: DAY,
+      groupBy: ['userId'],
+      metrics: ['tHandle'],
+      queryType,
+      sortMetric: { name: 'tHandle', function: fn },
+      ...extra,
+    });
+  const groups = (res: { results: { group: Record<string, string> }[] }) =>
+    res.results.map((r) => `${r.group.mediaType}/${r.group.userId ?? '-'}`);
 
   it('ranks whole groups by the sum over all buckets, highest first, cut at limit', async () => {
     expect(groups(await ranked('topN', 'sum', { limit: 2 }))).toEqual([`voice/${UA}`, `voice/${UB}`]);
@@ -141,9 +216,21 @@ describe('topN and bottomN', () => {
   });
 
   it('puts groups without the sort metric last and ranks by a metric it does not return', async () => {
-    const withOffers = await queryOk({ interval: DAY, groupBy: ['userId'], metrics: ['tHandle', 'nOffered'], queryType: 'topN', sortMetric: { name: 'tHandle', function: 'sum' } });
+    const withOffers = await queryOk({
+      interval: DAY,
+      groupBy: ['userId'],
+      metrics: ['tHandle', 'nOffered'],
+      queryType: 'topN',
+      sortMetric: { name: 'tHandle', function: 'sum' },
+    });
     expect(groups(withOffers)).toEqual([`voice/${UA}`, `voice/${UB}`, `chat/${UA}`, 'chat/-', 'voice/-']);
-    const answeredOnly = await queryOk({ interval: DAY, groupBy: ['userId'], metrics: ['tAnswered'], queryType: 'topN', sortMetric: { name: 'tHandle', function: 'sum' } });
+    const answeredOnly = await queryOk({
+      interval: DAY,
+      groupBy: ['userId'],
+      metrics: ['tAnswered'],
+      queryType: 'topN',
+      sortMetric: { name: 'tHandle', function: 'sum' },
+    });
     expect(answeredOnly.results).toEqual([
       { group: { mediaType: 'voice', userId: UA }, data: [{ interval: DAY, metrics: [{ metric: 'tAnswered', stats: timer(30000) }] }] },
       { group: { mediaType: 'voice', userId: UB }, data: [{ interval: DAY, metrics: [{ metric: 'tAnswered', stats: timer(10000) }] }] },
@@ -155,7 +242,10 @@ describe('topN and bottomN', () => {
 describe('time zones (buckets step in local wall-clock time; intervals are written in UTC)', () => {
   const queue = `q-tz-${crypto.randomUUID()}`;
   const offered = (at: string) =>
-    conversation({ start: at, participants: [{ purpose: 'acd', sessions: [{ segments: [{ start: at, queueId: queue }], metrics: [['nOffered', 1, at]] }] }] });
+    conversation({
+      start: at,
+      participants: [{ purpose: 'acd', sessions: [{ segments: [{ start: at, queueId: queue }], metrics: [['nOffered', 1, at]] }] }],
+    });
   const inQueue = { type: 'and', predicates: [{ dimension: 'queueId', value: queue }] };
 
   beforeAll(async () => {
@@ -174,7 +264,13 @@ describe('time zones (buckets step in local wall-clock time; intervals are writt
   });
 
   it('gives a 23-hour day across the March transition in Europe/Berlin', async () => {
-    const res = await queryOk({ interval: '2024-03-30T00:00:00+01:00/2024-04-01T00:00:00+02:00', granularity: 'P1D', timeZone: 'Europe/Berlin', metrics: ['nOffered'], filter: inQueue });
+    const res = await queryOk({
+      interval: '2024-03-30T00:00:00+01:00/2024-04-01T00:00:00+02:00',
+      granularity: 'P1D',
+      timeZone: 'Europe/Berlin',
+      metrics: ['nOffered'],
+      filter: inQueue,
+    });
     expect(res.results[0].data).toEqual([
       { interval: '2024-03-29T23:00:00.000Z/2024-03-30T23:00:00.000Z', metrics: [{ metric: 'nOffered', stats: count(1) }] },
       { interval: '2024-03-30T23:00:00.000Z/2024-03-31T22:00:00.000Z', metrics: [{ metric: 'nOffered', stats: count(2) }] },
@@ -183,12 +279,26 @@ describe('time zones (buckets step in local wall-clock time; intervals are writt
   });
 
   it('gives a 25-hour day across the November transition in America/New_York', async () => {
-    const res = await queryOk({ interval: '2024-11-03T00:00:00-04:00/2024-11-05T00:00:00-05:00', granularity: 'P1D', timeZone: 'America/New_York', metrics: ['nOffered'], filter: inQueue });
-    expect(res.results[0].data).toEqual([{ interval: '2024-11-03T04:00:00.000Z/2024-11-04T05:00:00.000Z', metrics: [{ metric: 'nOffered', stats: count(1) }] }]);
+    const res = await queryOk({
+      interval: '2024-11-03T00:00:00-04:00/2024-11-05T00:00:00-05:00',
+      granularity: 'P1D',
+      timeZone: 'America/New_York',
+      metrics: ['nOffered'],
+      filter: inQueue,
+    });
+    expect(res.results[0].data).toEqual([
+      { interval: '2024-11-03T04:00:00.000Z/2024-11-04T05:00:00.000Z', metrics: [{ metric: 'nOffered', stats: count(1) }] },
+    ]);
   });
 
   it('starts Asia/Kolkata days at 18:30 UTC, read from the 15-minute rollup', async () => {
-    const res = await queryOk({ interval: '2024-06-01T00:00:00+05:30/2024-06-03T00:00:00+05:30', granularity: 'P1D', timeZone: 'Asia/Kolkata', metrics: ['nOffered'], filter: inQueue });
+    const res = await queryOk({
+      interval: '2024-06-01T00:00:00+05:30/2024-06-03T00:00:00+05:30',
+      granularity: 'P1D',
+      timeZone: 'Asia/Kolkata',
+      metrics: ['nOffered'],
+      filter: inQueue,
+    });
     expect(res.results[0].data).toEqual([
       { interval: '2024-05-31T18:30:00.000Z/2024-06-01T18:30:00.000Z', metrics: [{ metric: 'nOffered', stats: count(1) }] },
       { interval: '2024-06-01T18:30:00.000Z/2024-06-02T18:30:00.000Z', metrics: [{ metric: 'nOffered', stats: count(1) }] },
@@ -197,14 +307,31 @@ describe('time zones (buckets step in local wall-clock time; intervals are writt
   });
 
   it('answers the same from raw observations', async () => {
-    const filter = { type: 'and', predicates: [{ dimension: 'queueId', value: queue }, { dimension: 'conversationId', operator: 'exists' }] };
-    const res = await queryOk({ interval: '2024-03-30T00:00:00+01:00/2024-04-01T00:00:00+02:00', granularity: 'P1D', timeZone: 'Europe/Berlin', metrics: ['nOffered'], filter });
+    const filter = {
+      type: 'and',
+      predicates: [
+        { dimension: 'queueId', value: queue },
+        { dimension: 'conversationId', operator: 'exists' },
+      ],
+    };
+    const res = await queryOk({
+      interval: '2024-03-30T00:00:00+01:00/2024-04-01T00:00:00+02:00',
+      granularity: 'P1D',
+      timeZone: 'Europe/Berlin',
+      metrics: ['nOffered'],
+      filter,
+    });
     expect(res.source).toBe('raw');
     expect(res.results[0].data.map((d: { metrics: { stats: { count: number } }[] }) => d.metrics[0]!.stats.count)).toEqual([1, 2]);
   });
 
   it('rejects buckets that do not land on the interval end', async () => {
-    expectError(await query({ interval: '2024-03-30T00:00:00Z/2024-04-01T00:00:00Z', granularity: 'P1D', timeZone: 'Europe/Berlin' }), 400, 'invalid.value', 'granularity');
+    expectError(
+      await query({ interval: '2024-03-30T00:00:00Z/2024-04-01T00:00:00Z', granularity: 'P1D', timeZone: 'Europe/Berlin' }),
+      400,
+      'invalid.value',
+      'granularity',
+    );
   });
 });
 
@@ -219,9 +346,21 @@ describe('validation of the rest of the language', () => {
     ['a view with gte ≥ lt', { views: [view({ range: { gte: 5, lt: 5 } })] }, 'views[0].range'],
     ['a view function other than rangeBound', { views: [view({ function: 'percentile' })] }, 'views[0].function'],
     ['eleven views', { views: Array.from({ length: 11 }, (_, i) => view({ name: `v${i}` })) }, 'views'],
-    ['a metric predicate without range', { filter: { type: 'and', predicates: [{ type: 'metric', metric: 'tTalk' }] } }, 'filter.predicates[0].range'],
-    ['a metric predicate with an empty range', { filter: { type: 'and', predicates: [{ type: 'metric', metric: 'tTalk', range: {} }] } }, 'filter.predicates[0].range'],
-    ['a metric predicate on a calculated metric', { filter: { type: 'and', predicates: [{ type: 'metric', metric: 'oServiceLevel', range: { gt: 0 } }] } }, 'filter.predicates[0].metric'],
+    [
+      'a metric predicate without range',
+      { filter: { type: 'and', predicates: [{ type: 'metric', metric: 'tTalk' }] } },
+      'filter.predicates[0].range',
+    ],
+    [
+      'a metric predicate with an empty range',
+      { filter: { type: 'and', predicates: [{ type: 'metric', metric: 'tTalk', range: {} }] } },
+      'filter.predicates[0].range',
+    ],
+    [
+      'a metric predicate on a calculated metric',
+      { filter: { type: 'and', predicates: [{ type: 'metric', metric: 'oServiceLevel', range: { gt: 0 } }] } },
+      'filter.predicates[0].metric',
+    ],
     ['a property predicate', { filter: { type: 'and', predicates: [{ type: 'property', value: 'x' }] } }, 'filter.predicates[0].type'],
     ['topN without sortMetric', { queryType: 'topN' }, 'sortMetric'],
     ['sortMetric with groupBy', { sortMetric: { name: 'tTalk', function: 'sum' } }, 'sortMetric'],

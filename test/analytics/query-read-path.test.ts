@@ -3,7 +3,14 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { METRIC_NAMES } from '../../src/analytics/catalog';
 import { simulateConversations } from '../../scripts/simulator';
 import { ADMIN_TOKEN, BASE, send } from '../helpers';
-import { aggregateObservations, canonicalize, observationsFromRecords, type AggregateQuery, type ConversationRecord, type Observation } from '../support/reference-aggregator';
+import {
+  aggregateObservations,
+  canonicalize,
+  observationsFromRecords,
+  type AggregateQuery,
+  type ConversationRecord,
+  type Observation,
+} from '../support/reference-aggregator';
 import { conversation } from './builders';
 import { count, ingestOk, QUERY, queryOk, SERVICE_LEVEL, timer } from './analytics-api';
 
@@ -28,7 +35,11 @@ let settings: unknown;
 
 async function raw(body: unknown): Promise<{ text: string; source: string }> {
   const res = await exports.default.fetch(
-    new Request(BASE + QUERY, { method: 'POST', headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) }),
+    new Request(BASE + QUERY, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    }),
   );
   expect(res.status).toBe(200);
   expect(res.headers.get('Content-Type')).toBe('application/json');
@@ -45,11 +56,22 @@ beforeAll(async () => {
     conversation({
       start: t('10:00:00.000'),
       participants: [
-        { purpose: 'acd', sessions: [{ segments: [{ start: t('10:00:00.000'), queueId: ODD_QUEUE }], metrics: [['nOffered', 1, t('10:00:00.000')]] }] },
+        {
+          purpose: 'acd',
+          sessions: [{ segments: [{ start: t('10:00:00.000'), queueId: ODD_QUEUE }], metrics: [['nOffered', 1, t('10:00:00.000')]] }],
+        },
         {
           purpose: 'agent',
           userId: ODD_USER,
-          sessions: [{ segments: [{ start: t('10:00:10.000'), queueId: ODD_QUEUE }], metrics: [['tAnswered', 10000, t('10:00:10.000')], ['tHandle', 70000, t('10:20:00.000')]] }],
+          sessions: [
+            {
+              segments: [{ start: t('10:00:10.000'), queueId: ODD_QUEUE }],
+              metrics: [
+                ['tAnswered', 10000, t('10:00:10.000')],
+                ['tHandle', 70000, t('10:20:00.000')],
+              ],
+            },
+          ],
         },
       ],
     }),
@@ -75,7 +97,8 @@ async function agrees(query: AggregateQuery, source: string): Promise<number> {
   return expected.results.length;
 }
 
-const pick = (dim: string) => observations.find((o) => o.dims[dim as keyof typeof o.dims] !== undefined)!.dims[dim as keyof Observation['dims']]!;
+const pick = (dim: string) =>
+  observations.find((o) => o.dims[dim as keyof typeof o.dims] !== undefined)!.dims[dim as keyof Observation['dims']]!;
 
 describe('the rollup read path agrees with the reference aggregator', () => {
   const day = `${iso(END - DAY_MS)}/${iso(END)}`;
@@ -88,7 +111,13 @@ describe('the rollup read path agrees with the reference aggregator', () => {
         granularity: 'PT12H',
         groupBy: ['queueId', 'userId'],
         metrics: ['nOutbound', 'nOutboundAttempted', 'nOutboundConnected', 'tContacting', 'tDialing', 'tTalk', 'tAcw', 'tHandle'],
-        filter: { type: 'and', predicates: [{ dimension: 'mediaType', value: 'voice' }, { dimension: 'direction', value: 'outbound' }] },
+        filter: {
+          type: 'and',
+          predicates: [
+            { dimension: 'mediaType', value: 'voice' },
+            { dimension: 'direction', value: 'outbound' },
+          ],
+        },
       },
       'rollup:agg_user@60',
     );
@@ -97,15 +126,25 @@ describe('the rollup read path agrees with the reference aggregator', () => {
 
   it('a userId pushed down (the user index, no slot list), grouped by a dimension it does not fix', async () => {
     const n = await agrees(
-      { interval: twoDays, granularity: 'PT6H', groupBy: ['queueId'], filter: { type: 'and', predicates: [{ dimension: 'userId', value: pick('userId') }] } },
+      {
+        interval: twoDays,
+        granularity: 'PT6H',
+        groupBy: ['queueId'],
+        filter: { type: 'and', predicates: [{ dimension: 'userId', value: pick('userId') }] },
+      },
       'rollup:agg_user@60',
     );
     expect(n).toBeGreaterThan(0);
   });
 
-  it('a userId pushed down in one-slot buckets (the Worker adds nothing up; SQL sorts only that user\'s cells)', async () => {
+  it("a userId pushed down in one-slot buckets (the Worker adds nothing up; SQL sorts only that user's cells)", async () => {
     const n = await agrees(
-      { interval: day, granularity: 'PT1H', metrics: ['tHandle', 'tTalk', 'nOutbound'], filter: { type: 'and', predicates: [{ dimension: 'userId', value: pick('userId') }] } },
+      {
+        interval: day,
+        granularity: 'PT1H',
+        metrics: ['tHandle', 'tTalk', 'nOutbound'],
+        filter: { type: 'and', predicates: [{ dimension: 'userId', value: pick('userId') }] },
+      },
       'rollup:agg_user@60',
     );
     expect(n).toBeGreaterThan(0);
@@ -113,7 +152,13 @@ describe('the rollup read path agrees with the reference aggregator', () => {
 
   it('local days added up in SQL (P1D in New York, from hourly cells)', async () => {
     const n = await agrees(
-      { interval: '2013-07-07T04:00:00.000Z/2013-07-09T04:00:00.000Z', granularity: 'P1D', timeZone: 'America/New_York', groupBy: ['userId'], metrics: ['tHandle', 'oServiceLevel'] },
+      {
+        interval: '2013-07-07T04:00:00.000Z/2013-07-09T04:00:00.000Z',
+        granularity: 'P1D',
+        timeZone: 'America/New_York',
+        groupBy: ['userId'],
+        metrics: ['tHandle', 'oServiceLevel'],
+      },
       'rollup:agg_user@60',
     );
     expect(n).toBeGreaterThan(0);
@@ -121,14 +166,22 @@ describe('the rollup read path agrees with the reference aggregator', () => {
 
   it('a queueId pushed down and grouped by too, every metric', async () => {
     const n = await agrees(
-      { interval: twoDays, granularity: 'P1D', groupBy: ['queueId', 'direction'], filter: { type: 'and', predicates: [{ dimension: 'queueId', value: pick('queueId') }] } },
+      {
+        interval: twoDays,
+        granularity: 'P1D',
+        groupBy: ['queueId', 'direction'],
+        filter: { type: 'and', predicates: [{ dimension: 'queueId', value: pick('queueId') }] },
+      },
       'rollup:agg_queue@1440',
     );
     expect(n).toBeGreaterThan(0);
   });
 
   it('two quarter-hour slots per bucket (PT30M by queue from agg_queue@15), every metric named', async () => {
-    const n = await agrees({ interval: day, granularity: 'PT30M', groupBy: ['queueId'], metrics: [...METRIC_NAMES] }, 'rollup:agg_queue@15');
+    const n = await agrees(
+      { interval: day, granularity: 'PT30M', groupBy: ['queueId'], metrics: [...METRIC_NAMES] },
+      'rollup:agg_queue@15',
+    );
     expect(n).toBeGreaterThan(0);
   });
 
@@ -139,7 +192,12 @@ describe('the rollup read path agrees with the reference aggregator', () => {
 
   it('half hours of a zone 45 minutes off UTC (Kathmandu) are not half-hour aligned: agg_media@15', async () => {
     const n = await agrees(
-      { interval: '2013-07-07T18:15:00.000Z/2013-07-08T18:15:00.000Z', granularity: 'PT30M', timeZone: 'Asia/Kathmandu', metrics: ['tHandle', 'nOffered', 'oServiceLevel'] },
+      {
+        interval: '2013-07-07T18:15:00.000Z/2013-07-08T18:15:00.000Z',
+        granularity: 'PT30M',
+        timeZone: 'Asia/Kathmandu',
+        metrics: ['tHandle', 'nOffered', 'oServiceLevel'],
+      },
       'rollup:agg_media@15',
     );
     expect(n).toBeGreaterThan(0);
@@ -158,7 +216,15 @@ describe('the answer as text', () => {
     results: [
       {
         group: { mediaType: 'voice', queueId: ODD_QUEUE, userId: ODD_USER },
-        data: [{ interval, metrics: [{ metric: 'tAnswered', stats: timer(10000) }, { metric: 'tHandle', stats: timer(70000, 30000) }] }],
+        data: [
+          {
+            interval,
+            metrics: [
+              { metric: 'tAnswered', stats: timer(10000) },
+              { metric: 'tHandle', stats: timer(70000, 30000) },
+            ],
+          },
+        ],
       },
       { group: { mediaType: 'voice', queueId: ODD_QUEUE }, data: [{ interval, metrics: [{ metric: 'nOffered', stats: count(1) }] }] },
     ],

@@ -59,8 +59,30 @@ describe('seed rule 2: a filter on a dimension that applies only to some metrics
       filter: { type: 'and', predicates: [{ dimension: 'userId', value: UA }] },
     });
     expect(res.results).toEqual([
-      { group: { mediaType: 'chat' }, data: [{ interval: DAY, metrics: [{ metric: 'tAnswered', stats: timer(90000) }, { metric: 'tHandle', stats: timer(300000) }] }] },
-      { group: { mediaType: 'voice' }, data: [{ interval: DAY, metrics: [{ metric: 'tAnswered', stats: timer(30000) }, { metric: 'tHandle', stats: timer(510000) }] }] },
+      {
+        group: { mediaType: 'chat' },
+        data: [
+          {
+            interval: DAY,
+            metrics: [
+              { metric: 'tAnswered', stats: timer(90000) },
+              { metric: 'tHandle', stats: timer(300000) },
+            ],
+          },
+        ],
+      },
+      {
+        group: { mediaType: 'voice' },
+        data: [
+          {
+            interval: DAY,
+            metrics: [
+              { metric: 'tAnswered', stats: timer(30000) },
+              { metric: 'tHandle', stats: timer(510000) },
+            ],
+          },
+        ],
+      },
     ]);
   });
 
@@ -70,13 +92,20 @@ describe('seed rule 2: a filter on a dimension that applies only to some metrics
       metrics: ['nConnected', 'nOffered'],
       filter: { type: 'and', predicates: [voice, { dimension: 'queueId', value: QA }] },
     });
-    expect(res.results).toEqual([{ group: { mediaType: 'voice' }, data: [{ interval: DAY, metrics: [{ metric: 'nOffered', stats: count(3) }] }] }]);
+    expect(res.results).toEqual([
+      { group: { mediaType: 'voice' }, data: [{ interval: DAY, metrics: [{ metric: 'nOffered', stats: count(3) }] }] },
+    ]);
   });
 });
 
 describe('seed rule 3: groupBy on a dimension that applies only to some metrics', () => {
   it('returns every metric, the ones without userId in a group that omits it', async () => {
-    const res = await queryOk({ interval: DAY, groupBy: ['userId'], metrics: ['nOffered', 'tAnswered'], filter: { type: 'and', predicates: [voice] } });
+    const res = await queryOk({
+      interval: DAY,
+      groupBy: ['userId'],
+      metrics: ['nOffered', 'tAnswered'],
+      filter: { type: 'and', predicates: [voice] },
+    });
     // nOffered: c1 08:00, c3 11:59, c5 15:00, c2 13:00 and c6 at exactly 00:00 = 5.
     expect(res.results).toEqual([
       { group: { mediaType: 'voice' }, data: [{ interval: DAY, metrics: [{ metric: 'nOffered', stats: count(5) }] }] },
@@ -109,7 +138,13 @@ describe('seed rule 4 and bucket edges', () => {
     {
       group: { mediaType: 'voice', queueId: QA },
       data: [
-        { interval: MORNING, metrics: [{ metric: 'nOffered', stats: count(1) }, { metric: 'tAcd', stats: timer(30000) }] },
+        {
+          interval: MORNING,
+          metrics: [
+            { metric: 'nOffered', stats: count(1) },
+            { metric: 'tAcd', stats: timer(30000) },
+          ],
+        },
         {
           interval: AFTERNOON,
           metrics: [
@@ -124,7 +159,13 @@ describe('seed rule 4 and bucket edges', () => {
       group: { mediaType: 'voice', queueId: QB },
       data: [
         { interval: MORNING, metrics: [{ metric: 'nOffered', stats: count(2) }] },
-        { interval: AFTERNOON, metrics: [{ metric: 'tAcd', stats: timer(60000) }, { metric: 'tFlowOut', stats: timer(60000) }] },
+        {
+          interval: AFTERNOON,
+          metrics: [
+            { metric: 'tAcd', stats: timer(60000) },
+            { metric: 'tFlowOut', stats: timer(60000) },
+          ],
+        },
       ],
     },
   ];
@@ -150,7 +191,10 @@ describe('seed rule 4 and bucket edges', () => {
 
 describe('metrics', () => {
   it('returns every metric with data, in catalogue order, when metrics is absent', async () => {
-    const res = await queryOk({ interval: DAY, filter: { type: 'and', predicates: [{ dimension: 'conversationId', value: c2.conversationId }] } });
+    const res = await queryOk({
+      interval: DAY,
+      filter: { type: 'and', predicates: [{ dimension: 'conversationId', value: c2.conversationId }] },
+    });
     // c2 is a short abandon: answered 0, abandoned 1 -> service level 0/1 under the default settings.
     expect(res.results).toEqual([
       {
@@ -171,17 +215,29 @@ describe('metrics', () => {
   });
 
   it('answers in the order the metrics were asked for', async () => {
-    const res = await queryOk({ interval: DAY, metrics: ['tAcd', 'nOffered'], filter: { type: 'and', predicates: [voice, { dimension: 'queueId', value: QB }] } });
+    const res = await queryOk({
+      interval: DAY,
+      metrics: ['tAcd', 'nOffered'],
+      filter: { type: 'and', predicates: [voice, { dimension: 'queueId', value: QB }] },
+    });
     expect(res.results[0].data[0].metrics.map((m: { metric: string }) => m.metric)).toEqual(['tAcd', 'nOffered']);
   });
 
   it('keeps dimensions from the segment that was current at emit time', async () => {
     // c1's agent segment switches to wrap-up (wrapUpCode resolved) at 08:08; tAnswered (08:00:30)
     // precedes it, tTalk (08:08) and tHandle (08:09) follow it.
-    const res = await queryOk({ interval: DAY, groupBy: ['wrapUpCode'], metrics: ['tAnswered', 'tTalk'], filter: { type: 'and', predicates: [{ dimension: 'userId', value: UA }, voice] } });
+    const res = await queryOk({
+      interval: DAY,
+      groupBy: ['wrapUpCode'],
+      metrics: ['tAnswered', 'tTalk'],
+      filter: { type: 'and', predicates: [{ dimension: 'userId', value: UA }, voice] },
+    });
     expect(res.results).toEqual([
       { group: { mediaType: 'voice' }, data: [{ interval: DAY, metrics: [{ metric: 'tAnswered', stats: timer(30000) }] }] },
-      { group: { mediaType: 'voice', wrapUpCode: 'resolved' }, data: [{ interval: DAY, metrics: [{ metric: 'tTalk', stats: timer(450000) }] }] },
+      {
+        group: { mediaType: 'voice', wrapUpCode: 'resolved' },
+        data: [{ interval: DAY, metrics: [{ metric: 'tTalk', stats: timer(450000) }] }],
+      },
     ]);
   });
 });

@@ -30,9 +30,19 @@ describe('query validation', () => {
     const group = await query({ interval: DAY, groupBy: ['queue'] });
     expectError(group, 400, 'invalid.value', 'groupBy[0]');
     expect(group.body.message).toContain('queueId');
-    expectError(await query({ interval: DAY, filter: { type: 'and', predicates: [{ dimension: 'agent', value: 'x' }] } }), 400, 'invalid.value', 'filter.predicates[0].dimension');
+    expectError(
+      await query({ interval: DAY, filter: { type: 'and', predicates: [{ dimension: 'agent', value: 'x' }] } }),
+      400,
+      'invalid.value',
+      'filter.predicates[0].dimension',
+    );
     expectError(await query({ interval: DAY, filter: { type: 'xor', predicates: [] } }), 400, 'invalid.value', 'filter.type');
-    expectError(await query({ interval: DAY, filter: { type: 'and', predicates: [{ dimension: 'queueId' }] } }), 400, 'invalid.value', 'filter.predicates[0].value');
+    expectError(
+      await query({ interval: DAY, filter: { type: 'and', predicates: [{ dimension: 'queueId' }] } }),
+      400,
+      'invalid.value',
+      'filter.predicates[0].value',
+    );
   });
 
   it('rejects an unknown time zone', async () => {
@@ -41,7 +51,11 @@ describe('query validation', () => {
 
   it('answers malformed JSON with bad.request and other media types with 415', async () => {
     expectError(await send('POST', QUERY, { body: '{"interval":', headers: { 'Content-Type': 'application/json' } }), 400, 'bad.request');
-    expectError(await send('POST', QUERY, { body: 'interval=x', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } }), 415, 'unsupported.media.type');
+    expectError(
+      await send('POST', QUERY, { body: 'interval=x', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } }),
+      415,
+      'unsupported.media.type',
+    );
   });
 
   it('needs analytics:conversationAggregate:view', async () => {
@@ -61,7 +75,12 @@ describe('query limits, at and one past each edge', () => {
   it('accepts 20,000 buckets and rejects 20,001', async () => {
     // 20,000 minutes from 2005-06-01T00:00Z ends 2005-06-14T21:20Z.
     expect((await query({ interval: '2005-06-01T00:00:00Z/2005-06-14T21:20:00Z', granularity: 'PT1M' })).status).toBe(200);
-    expectError(await query({ interval: '2005-06-01T00:00:00Z/2005-06-14T21:21:00Z', granularity: 'PT1M' }), 400, 'invalid.value', 'granularity');
+    expectError(
+      await query({ interval: '2005-06-01T00:00:00Z/2005-06-14T21:21:00Z', granularity: 'PT1M' }),
+      400,
+      'invalid.value',
+      'granularity',
+    );
   });
 
   it('accepts 8 groupBy dimensions and rejects 9', async () => {
@@ -78,7 +97,12 @@ describe('query limits, at and one past each edge', () => {
   it('accepts 100 predicates and rejects 101', async () => {
     const predicates = (n: number) => Array.from({ length: n }, (_, i) => ({ dimension: 'queueId', value: `q${i}` }));
     expect((await query({ interval: DAY, filter: { type: 'or', predicates: predicates(100) } })).status).toBe(200);
-    expectError(await query({ interval: DAY, filter: { type: 'or', predicates: predicates(101) } }), 400, 'invalid.value', 'filter.predicates');
+    expectError(
+      await query({ interval: DAY, filter: { type: 'or', predicates: predicates(101) } }),
+      400,
+      'invalid.value',
+      'filter.predicates',
+    );
   });
 
   it('answers 413 for a query body over 256 KiB', async () => {

@@ -55,9 +55,15 @@ describe('ingest fast path', () => {
   it('declines every body with one fault anywhere, as the schema refuses it', () => {
     let refused = 0;
     fc.assert(
-      fc.property(mutateDeep(fc.array(recordArb, { minLength: 1, maxLength: 3 }).map((conversations) => ({ conversations })), wrongFor), (body) => {
-        if (!agrees(wire(body))) refused++;
-      }),
+      fc.property(
+        mutateDeep(
+          fc.array(recordArb, { minLength: 1, maxLength: 3 }).map((conversations) => ({ conversations })),
+          wrongFor,
+        ),
+        (body) => {
+          if (!agrees(wire(body))) refused++;
+        },
+      ),
       { seed: FUZZ_SEED, numRuns: 600 },
     );
     // Some faults are harmless (a deleted optional key, an unknown key added); most are not.
@@ -74,7 +80,15 @@ describe('ingest fast path', () => {
     );
     const one = wire({ conversationId: 'c', conversationStart: '2026-11-16T10:00:00.000Z', participants: [] });
     const max = ANALYTICS_LIMITS.maxConversationsPerIngest;
-    for (const body of [null, [], {}, { conversations: [] }, { conversations: null }, { conversations: {} }, { conversations: new Array(max).fill(one) }]) {
+    for (const body of [
+      null,
+      [],
+      {},
+      { conversations: [] },
+      { conversations: null },
+      { conversations: {} },
+      { conversations: new Array(max).fill(one) },
+    ]) {
       expect(agrees(body)).toBe(body !== null && !Array.isArray(body) && Array.isArray(body.conversations));
     }
     // One over the limit: declined, so the schema answers 413.
@@ -87,7 +101,20 @@ describe('ingest fast path', () => {
       const r: Record<string, any> = {
         conversationId: 'c',
         conversationStart: '2026-11-16T10:00:00.000Z',
-        participants: [{ participantId: 'p', purpose: 'agent', sessions: [{ sessionId: 's', mediaType: 'voice', direction: 'inbound', metrics: [{ name: 'tTalk', value: 5, emitDate: '2026-11-16T10:00:05.000Z' }] }] }],
+        participants: [
+          {
+            participantId: 'p',
+            purpose: 'agent',
+            sessions: [
+              {
+                sessionId: 's',
+                mediaType: 'voice',
+                direction: 'inbound',
+                metrics: [{ name: 'tTalk', value: 5, emitDate: '2026-11-16T10:00:05.000Z' }],
+              },
+            ],
+          },
+        ],
       };
       patch(r);
       return JSON.parse(JSON.stringify({ conversations: [r] })) as unknown;
@@ -112,7 +139,11 @@ describe('ingest fast path', () => {
       ['most participants', (r) => (r.participants = new Array(L.maxParticipants).fill(r.participants[0])), true],
       ['one participant too many', (r) => (r.participants = new Array(L.maxParticipants + 1).fill(r.participants[0])), false],
       ['most metrics', (r) => (r.participants[0].sessions[0].metrics = new Array(L.maxMetricsPerSession).fill(metric(r))), true],
-      ['one metric too many', (r) => (r.participants[0].sessions[0].metrics = new Array(L.maxMetricsPerSession + 1).fill(metric(r))), false],
+      [
+        'one metric too many',
+        (r) => (r.participants[0].sessions[0].metrics = new Array(L.maxMetricsPerSession + 1).fill(metric(r))),
+        false,
+      ],
       ['inherited key name', (r) => (metric(r).name = 'toString'), false],
     ];
     for (const [name, patch, valid] of cases) expect(agrees(record(patch)), name).toBe(valid);

@@ -12,7 +12,12 @@ async function putSettings(body: unknown) {
 }
 
 async function serviceLevelByQueue(groupBy: string[] = ['queueId']) {
-  const res = await queryOk({ interval: DAY, groupBy, metrics: ['oServiceLevel'], filter: { type: 'and', predicates: [{ dimension: 'mediaType', value: 'voice' }] } });
+  const res = await queryOk({
+    interval: DAY,
+    groupBy,
+    metrics: ['oServiceLevel'],
+    filter: { type: 'and', predicates: [{ dimension: 'mediaType', value: 'voice' }] },
+  });
   return res.results;
 }
 
@@ -37,21 +42,46 @@ describe('service level settings', () => {
     const res = await send('GET', SERVICE_LEVEL);
     expect(res.body).toEqual({ includeFlowOuts: true, includeShortAbandons: false, target: 0.9, queues: { [QA]: { target: 0.75 } } });
     await putSettings({ includeFlowOuts: false, includeShortAbandons: true, target: 0.5 });
-    expect((await send('GET', SERVICE_LEVEL)).body).toEqual({ includeFlowOuts: false, includeShortAbandons: true, target: 0.5, queues: {} });
+    expect((await send('GET', SERVICE_LEVEL)).body).toEqual({
+      includeFlowOuts: false,
+      includeShortAbandons: true,
+      target: 0.5,
+      queues: {},
+    });
   });
 
   it('rejects a target outside 0..1 and a missing switch, naming the field', async () => {
     expectError(await send('PUT', SERVICE_LEVEL, { json: { ...DEFAULTS, target: 1.5 } }), 400, 'invalid.value', 'target');
-    expectError(await send('PUT', SERVICE_LEVEL, { json: { includeFlowOuts: true, target: 0.8 } }), 400, 'invalid.value', 'includeShortAbandons');
-    expectError(await send('PUT', SERVICE_LEVEL, { json: { ...DEFAULTS, queues: { [QA]: { target: -1 } } } }), 400, 'invalid.value', `queues.${QA}.target`);
+    expectError(
+      await send('PUT', SERVICE_LEVEL, { json: { includeFlowOuts: true, target: 0.8 } }),
+      400,
+      'invalid.value',
+      'includeShortAbandons',
+    );
+    expectError(
+      await send('PUT', SERVICE_LEVEL, { json: { ...DEFAULTS, queues: { [QA]: { target: -1 } } } }),
+      400,
+      'invalid.value',
+      `queues.${QA}.target`,
+    );
   });
 
   it('needs analytics:settings:edit to change and analytics:conversationAggregate:view to read', async () => {
     const viewer = await createToken(['analytics:conversationAggregate:view']);
     expect((await send('GET', SERVICE_LEVEL, { token: viewer.token })).status).toBe(200);
-    expectError(await send('PUT', SERVICE_LEVEL, { token: viewer.token, json: DEFAULTS }), 403, 'missing.permissions', 'analytics:settings:edit');
+    expectError(
+      await send('PUT', SERVICE_LEVEL, { token: viewer.token, json: DEFAULTS }),
+      403,
+      'missing.permissions',
+      'analytics:settings:edit',
+    );
     const editor = await createToken(['analytics:settings:edit']);
-    expectError(await send('GET', SERVICE_LEVEL, { token: editor.token }), 403, 'missing.permissions', 'analytics:conversationAggregate:view');
+    expectError(
+      await send('GET', SERVICE_LEVEL, { token: editor.token }),
+      403,
+      'missing.permissions',
+      'analytics:conversationAggregate:view',
+    );
     expectError(await send('GET', SERVICE_LEVEL, { token: null }), 401, 'authentication.required');
   });
 });
@@ -73,8 +103,14 @@ describe('oServiceLevel under each configuration (applied retroactively)', () =>
     it(`flow-outs ${c.includeFlowOuts ? 'included' : 'excluded'}, short abandons ${c.includeShortAbandons ? 'included' : 'excluded'}`, async () => {
       await putSettings({ includeFlowOuts: c.includeFlowOuts, includeShortAbandons: c.includeShortAbandons, target: 0.8 });
       expect(await serviceLevelByQueue()).toEqual([
-        { group: { mediaType: 'voice', queueId: QA }, data: [{ interval: DAY, metrics: [{ metric: 'oServiceLevel', stats: stats(c.qa, 0.8) }] }] },
-        { group: { mediaType: 'voice', queueId: QB }, data: [{ interval: DAY, metrics: [{ metric: 'oServiceLevel', stats: stats(c.qb, 0.8) }] }] },
+        {
+          group: { mediaType: 'voice', queueId: QA },
+          data: [{ interval: DAY, metrics: [{ metric: 'oServiceLevel', stats: stats(c.qa, 0.8) }] }],
+        },
+        {
+          group: { mediaType: 'voice', queueId: QB },
+          data: [{ interval: DAY, metrics: [{ metric: 'oServiceLevel', stats: stats(c.qb, 0.8) }] }],
+        },
       ]);
     });
   }
@@ -86,11 +122,20 @@ describe('oServiceLevel under each configuration (applied retroactively)', () =>
       [QA, 0.95],
       [QB, 0.7],
     ]);
-    const overall = await queryOk({ interval: DAY, metrics: ['oServiceLevel'], filter: { type: 'and', predicates: [{ dimension: 'mediaType', value: 'voice' }] } });
+    const overall = await queryOk({
+      interval: DAY,
+      metrics: ['oServiceLevel'],
+      filter: { type: 'and', predicates: [{ dimension: 'mediaType', value: 'voice' }] },
+    });
     // No queueId in the group: the org target, and all voice components together (answered 2,
     // over 1, abandoned 1, flow-out 1 included) = 1 / 4.
     expect(overall.results).toEqual([
-      { group: { mediaType: 'voice' }, data: [{ interval: DAY, metrics: [{ metric: 'oServiceLevel', stats: { ratio: 0.25, numerator: 1, denominator: 4, target: 0.7 } }] }] },
+      {
+        group: { mediaType: 'voice' },
+        data: [
+          { interval: DAY, metrics: [{ metric: 'oServiceLevel', stats: { ratio: 0.25, numerator: 1, denominator: 4, target: 0.7 } }] },
+        ],
+      },
     ]);
   });
 
@@ -105,7 +150,11 @@ describe('oServiceLevel under each configuration (applied retroactively)', () =>
   });
 
   it('is not returned when the filter names a userId', async () => {
-    const res = await queryOk({ interval: DAY, metrics: ['oServiceLevel', 'tAnswered'], filter: { type: 'and', predicates: [{ dimension: 'userId', value: UA }] } });
+    const res = await queryOk({
+      interval: DAY,
+      metrics: ['oServiceLevel', 'tAnswered'],
+      filter: { type: 'and', predicates: [{ dimension: 'userId', value: UA }] },
+    });
     for (const r of res.results) for (const d of r.data) expect(d.metrics.map((m: { metric: string }) => m.metric)).toEqual(['tAnswered']);
   });
 });

@@ -1,7 +1,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { uuidFromName } from '../../src/chat/deliver';
-import type { RoomObject } from '../../src/chat/room-object';
+import { uuidFromName } from '../../src/chat/webhook-post/deliver';
+import type { RoomObject } from '../../src/chat/room/room-object';
 import { createToken, expectError, send } from '../helpers';
 import { createRoom, createWebhook, history, post, postOk, range, roomWithWebhook, unique, Viewer, waitUntil } from './helpers';
 
@@ -10,7 +10,9 @@ function roomStub(roomId: string): DurableObjectStub<RoomObject> {
 }
 
 async function d1Rows(roomId: string): Promise<{ seq: number; markdown: string }[]> {
-  const { results } = await env.DB.prepare('SELECT seq, markdown FROM messages WHERE room_id = ? ORDER BY seq').bind(roomId).all<{ seq: number; markdown: string }>();
+  const { results } = await env.DB.prepare('SELECT seq, markdown FROM messages WHERE room_id = ? ORDER BY seq')
+    .bind(roomId)
+    .all<{ seq: number; markdown: string }>();
   return results;
 }
 
@@ -138,12 +140,18 @@ describe('D1 failing during posts', () => {
 describe('posts to several rooms', () => {
   it('store nothing in any room when one room cannot prepare, and answer 503', async () => {
     const [home, a, b] = await Promise.all([createRoom(), createRoom(), createRoom()]);
-    const hook = await createWebhook({ roomId: home!.id, mappings: [{ field: 'message', match: 'contains', value: 'x', roomIds: [a!.id, b!.id] }] });
+    const hook = await createWebhook({
+      roomId: home!.id,
+      mappings: [{ field: 'message', match: 'contains', value: 'x', roomIds: [a!.id, b!.id] }],
+    });
     // Room b's object is gone (as if deleted under the webhook's feet): it refuses every call.
     await roomStub(b!.id).purge(b!.id);
     const res = await post(hook.id, { message: 'x marks the spot' });
     expectError(res, 503, 'service.unavailable');
-    const prepared = await runInDurableObject(roomStub(a!.id), (_, state) => state.storage.sql.exec('SELECT COUNT(*) AS n FROM prepared').one().n);
+    const prepared = await runInDurableObject(
+      roomStub(a!.id),
+      (_, state) => state.storage.sql.exec('SELECT COUNT(*) AS n FROM prepared').one().n,
+    );
     expect(prepared).toBe(0);
     expect((await history(a!.id)).body.entities).toEqual([]);
   });
@@ -169,7 +177,14 @@ describe('posts to several rooms', () => {
     const coordinator = crypto.randomUUID();
     const txId = crypto.randomUUID();
     const stub = roomStub(room.id);
-    await stub.prepare(room.id, txId, coordinator, { id: crypto.randomUUID(), webhookId: coordinator, markdown: 'orphan', html: '', metadata: null, dedupe: false });
+    await stub.prepare(room.id, txId, coordinator, {
+      id: crypto.randomUUID(),
+      webhookId: coordinator,
+      markdown: 'orphan',
+      html: '',
+      metadata: null,
+      dedupe: false,
+    });
     await runInDurableObject(stub, (_, state) => {
       state.storage.sql.exec('UPDATE prepared SET prepared_at = prepared_at - 60000');
     });
@@ -247,7 +262,13 @@ describe('history', () => {
     expect(seqs(window)).toEqual([6, 7, 8]);
     expect(window.nextAfter).toBeUndefined();
     expect(seqs(await page(''))).toEqual(range(1, 25));
-    expect(first.entities[0]).toMatchObject({ roomId, seq: 1, webhookId: hook.id, html: expect.any(String), createdAt: expect.any(String) });
+    expect(first.entities[0]).toMatchObject({
+      roomId,
+      seq: 1,
+      webhookId: hook.id,
+      html: expect.any(String),
+      createdAt: expect.any(String),
+    });
   });
 
   it('validates its query and needs chat:read', async () => {

@@ -7,7 +7,10 @@ export function unique(prefix: string): string {
   return `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
 }
 
-export async function createRoom(name = unique('room'), topic?: string): Promise<{ id: string; name: string; topic: string | null; createdAt: string }> {
+export async function createRoom(
+  name = unique('room'),
+  topic?: string,
+): Promise<{ id: string; name: string; topic: string | null; createdAt: string }> {
   const res = await send('POST', '/api/v1/rooms', { json: topic === undefined ? { name } : { name, topic } });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body;
@@ -45,7 +48,11 @@ export async function post(id: string, json: unknown, headers: Record<string, st
   return send('POST', webhookPath(id), { token: null, json, headers });
 }
 
-export async function postOk(id: string, message: string, metadata?: string): Promise<{ roomId: string; messageId: string; seq: number }[]> {
+export async function postOk(
+  id: string,
+  message: string,
+  metadata?: string,
+): Promise<{ roomId: string; messageId: string; seq: number }[]> {
   const res = await post(id, metadata === undefined ? { message } : { message, metadata });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return res.body.deliveries;

@@ -16,7 +16,14 @@ async function ticketFor(roomId: string, token?: string): Promise<string> {
 }
 
 /** A message draft as the Worker hands it to a room (appended straight to the room object). */
-const draft = (i: number) => ({ id: crypto.randomUUID(), webhookId: crypto.randomUUID(), markdown: `m${i}`, html: `<p>m${i}</p>`, metadata: null, dedupe: false });
+const draft = (i: number) => ({
+  id: crypto.randomUUID(),
+  webhookId: crypto.randomUUID(),
+  markdown: `m${i}`,
+  html: `<p>m${i}</p>`,
+  metadata: null,
+  dedupe: false,
+});
 
 describe('live viewers', () => {
   it('gives three viewers every one of 200 concurrent posts exactly once, in seq order', async () => {
@@ -138,7 +145,12 @@ describe('the WebSocket route', () => {
     const bad = await send('GET', `/api/v1/rooms/${room.id}/ws`, { token: null, headers: { Upgrade: 'websocket' } });
     expectError(bad, 401, 'authentication.required');
     const { token: adminOnly } = await createToken(['chat:admin']);
-    expectError(await send('GET', `/api/v1/rooms/${room.id}/ws`, { token: adminOnly, headers: { Upgrade: 'websocket' } }), 403, 'missing.permissions', 'chat:read');
+    expectError(
+      await send('GET', `/api/v1/rooms/${room.id}/ws`, { token: adminOnly, headers: { Upgrade: 'websocket' } }),
+      403,
+      'missing.permissions',
+      'chat:read',
+    );
     const { token: reader } = await createToken(['chat:read']);
     const viewer = await Viewer.open(room.id, { token: reader });
     await viewer.ready();
@@ -163,7 +175,12 @@ describe('the WebSocket route', () => {
     ['tail=1001', 'tail'],
   ])('answers 400 for %s', async (query, field) => {
     const room = await createRoom();
-    expectError(await send('GET', `/api/v1/rooms/${room.id}/ws?${query}`, { headers: { Upgrade: 'websocket' } }), 400, 'invalid.value', field);
+    expectError(
+      await send('GET', `/api/v1/rooms/${room.id}/ws?${query}`, { headers: { Upgrade: 'websocket' } }),
+      400,
+      'invalid.value',
+      field,
+    );
   });
 });
 
@@ -179,7 +196,9 @@ describe('WebSocket tickets', () => {
     const ttl = Date.parse(res.body.expiresAt) - before;
     expect(ttl).toBeGreaterThan(55_000);
     expect(ttl).toBeLessThanOrEqual(61_000);
-    const row = await env.DB.prepare('SELECT * FROM ws_tickets WHERE ticket_hash = ?').bind(await sha256Hex(res.body.ticket)).first();
+    const row = await env.DB.prepare('SELECT * FROM ws_tickets WHERE ticket_hash = ?')
+      .bind(await sha256Hex(res.body.ticket))
+      .first();
     expect(row).toMatchObject({ room_id: room.id });
 
     expectError(await send('POST', `/api/v1/rooms/${room.id}/ws-ticket`, { token: null }), 401, 'authentication.required');
@@ -196,13 +215,21 @@ describe('WebSocket tickets', () => {
     await viewer.ready();
     expect(viewer.seqs()).toEqual([1]);
     viewer.close();
-    expectError(await send('GET', `/api/v1/rooms/${roomId}/ws?ticket=${ticket}`, { token: null, headers: { Upgrade: 'websocket' } }), 401, 'bad.credentials');
+    expectError(
+      await send('GET', `/api/v1/rooms/${roomId}/ws?ticket=${ticket}`, { token: null, headers: { Upgrade: 'websocket' } }),
+      401,
+      'bad.credentials',
+    );
   });
 
   it('work for their own room only, and a try on another room does not use them up', async () => {
     const [a, b] = await Promise.all([createRoom(), createRoom()]);
     const ticket = await ticketFor(a.id);
-    expectError(await send('GET', `/api/v1/rooms/${b.id}/ws?ticket=${ticket}`, { token: null, headers: { Upgrade: 'websocket' } }), 401, 'bad.credentials');
+    expectError(
+      await send('GET', `/api/v1/rooms/${b.id}/ws?ticket=${ticket}`, { token: null, headers: { Upgrade: 'websocket' } }),
+      401,
+      'bad.credentials',
+    );
     const viewer = await Viewer.open(a.id, { token: null, query: `?ticket=${ticket}` });
     await viewer.ready();
     viewer.close();
@@ -214,6 +241,10 @@ describe('WebSocket tickets', () => {
     await env.DB.prepare('INSERT INTO ws_tickets (ticket_hash, room_id, token_id, expires_at) VALUES (?, ?, ?, ?)')
       .bind(await sha256Hex(ticket), room.id, 'admin', Date.now() - 1)
       .run();
-    expectError(await send('GET', `/api/v1/rooms/${room.id}/ws?ticket=${ticket}`, { token: null, headers: { Upgrade: 'websocket' } }), 401, 'bad.credentials');
+    expectError(
+      await send('GET', `/api/v1/rooms/${room.id}/ws?ticket=${ticket}`, { token: null, headers: { Upgrade: 'websocket' } }),
+      401,
+      'bad.credentials',
+    );
   });
 });

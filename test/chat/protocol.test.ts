@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { codePointLength, isUuid } from '../../src/chat/limits';
-import { decodeServerFrame, encodeFrame, encodeMessageFrames, FRAME_BUDGET_CHARS, PROTOCOL } from '../../src/chat/protocol';
+import { decodeServerFrame, encodeFrame, encodeMessageFrames, FRAME_BUDGET_CHARS, isChatMessage, PROTOCOL } from '../../src/chat/protocol';
 
 const message = {
   id: '0f0e0d0c-0b0a-4909-8807-060504030201',
@@ -24,7 +24,12 @@ describe('the wire protocol', () => {
     expect(decodeServerFrame(encodeFrame({ type: 'messages', messages: two }))).toEqual({ type: 'messages', messages: two });
     expect(decodeServerFrame('{"type":"ready","lastSeq":0}')).toEqual({ type: 'ready', lastSeq: 0 });
     const bad = [
-      '', 'not json', '[]', 'null', PROTOCOL.pong, '{"type":"ready","lastSeq":"1"}',
+      '',
+      'not json',
+      '[]',
+      'null',
+      PROTOCOL.pong,
+      '{"type":"ready","lastSeq":"1"}',
       JSON.stringify({ type: 'messages', messages: [{ ...message, seq: 1.5 }] }),
       JSON.stringify({ type: 'messages', messages: [message, { ...message, html: 3 }] }),
       JSON.stringify({ type: 'messages', messages: [] }),
@@ -33,6 +38,14 @@ describe('the wire protocol', () => {
       JSON.stringify({ type: 'message', message }),
     ];
     for (const frame of bad) expect(decodeServerFrame(frame)).toBeUndefined();
+  });
+
+  it('tells a well-formed message (as frames and the history carry them) from anything else', () => {
+    expect(isChatMessage(message)).toBe(true);
+    expect(isChatMessage({ ...message, metadata: 'deploys' })).toBe(true);
+    for (const bad of [null, 'message', [], { ...message, seq: '7' }, { ...message, metadata: undefined }, { ...message, createdAt: 0 }]) {
+      expect(isChatMessage(bad)).toBe(false);
+    }
   });
 
   it('packs messages into as few frames as the budget allows, in order, each message once', () => {
@@ -45,8 +58,16 @@ describe('the wire protocol', () => {
     expect(frames.map((f) => (JSON.parse(f) as { messages: { seq: number }[] }).messages.map((m) => m.seq))).toEqual([[1, 2], [3, 4], [5]]);
 
     // Larger than the whole budget: alone in its frame, never dropped.
-    const huge = [{ ...message, seq: 1 }, { ...message, seq: 2, html: 'z'.repeat(FRAME_BUDGET_CHARS + 1) }, { ...message, seq: 3 }];
-    expect(encodeMessageFrames(huge).map((f) => (JSON.parse(f) as { messages: { seq: number }[] }).messages.map((m) => m.seq))).toEqual([[1], [2], [3]]);
+    const huge = [
+      { ...message, seq: 1 },
+      { ...message, seq: 2, html: 'z'.repeat(FRAME_BUDGET_CHARS + 1) },
+      { ...message, seq: 3 },
+    ];
+    expect(encodeMessageFrames(huge).map((f) => (JSON.parse(f) as { messages: { seq: number }[] }).messages.map((m) => m.seq))).toEqual([
+      [1],
+      [2],
+      [3],
+    ]);
     expect(encodeMessageFrames([])).toEqual([]);
   });
 

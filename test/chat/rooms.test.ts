@@ -25,8 +25,16 @@ describe('rooms (chat:admin)', () => {
 
   it('refuses unknown fields, non-JSON bodies and malformed JSON', async () => {
     expectError(await send('POST', '/api/v1/rooms', { json: { name: 'ok', colour: 'red' } }), 400, 'invalid.value');
-    expectError(await send('POST', '/api/v1/rooms', { body: 'name=ok', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } }), 415, 'unsupported.media.type');
-    expectError(await send('POST', '/api/v1/rooms', { body: '{"name":', headers: { 'Content-Type': 'application/json' } }), 400, 'bad.request');
+    expectError(
+      await send('POST', '/api/v1/rooms', { body: 'name=ok', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } }),
+      415,
+      'unsupported.media.type',
+    );
+    expectError(
+      await send('POST', '/api/v1/rooms', { body: '{"name":', headers: { 'Content-Type': 'application/json' } }),
+      400,
+      'bad.request',
+    );
   });
 
   it('needs a token with chat:admin on every room route', async () => {
@@ -72,7 +80,10 @@ describe('rooms (chat:admin)', () => {
     const { roomId, hook } = await roomWithWebhook();
     const mapped = await createRoom();
     const other = await createRoom();
-    const mapper = await createWebhook({ roomId: other.id, mappings: [{ field: 'message', match: 'contains', value: 'x', roomIds: [mapped.id] }] });
+    const mapper = await createWebhook({
+      roomId: other.id,
+      mappings: [{ field: 'message', match: 'contains', value: 'x', roomIds: [mapped.id] }],
+    });
 
     const direct = await send('DELETE', `/api/v1/rooms/${roomId}`);
     expectError(direct, 409, 'conflict', hook.id);

@@ -15,7 +15,14 @@ describe('routeMessage', () => {
   });
 
   it('matches exact, contains and prefix, case-sensitively', () => {
-    const config = { roomId: 'home', mappings: [mapping('message', 'exact', 'Build OK', ['a']), mapping('message', 'contains', 'fail', ['b']), mapping('message', 'prefix', 'JIRA-', ['c'])] };
+    const config = {
+      roomId: 'home',
+      mappings: [
+        mapping('message', 'exact', 'Build OK', ['a']),
+        mapping('message', 'contains', 'fail', ['b']),
+        mapping('message', 'prefix', 'JIRA-', ['c']),
+      ],
+    };
     expect(routeMessage(config, 'Build OK', null)).toEqual(['a']);
     expect(routeMessage(config, 'Build OK!', null)).toEqual(['home']);
     expect(routeMessage(config, 'build ok', null)).toEqual(['home']);
@@ -34,7 +41,11 @@ describe('routeMessage', () => {
   it('unites the rooms of every matching mapping, each once, in mapping order', () => {
     const config = {
       roomId: 'home',
-      mappings: [mapping('message', 'contains', 'x', ['r1', 'r2']), mapping('metadata', 'exact', 'm', ['r2', 'r3', 'r1']), mapping('message', 'contains', 'zzz', ['r9'])],
+      mappings: [
+        mapping('message', 'contains', 'x', ['r1', 'r2']),
+        mapping('metadata', 'exact', 'm', ['r2', 'r3', 'r1']),
+        mapping('message', 'contains', 'zzz', ['r9']),
+      ],
     };
     expect(routeMessage(config, 'x', 'm')).toEqual(['r1', 'r2', 'r3']);
   });

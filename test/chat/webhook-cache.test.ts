@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { expectError, send } from '../helpers';
-import { forgetWebhook, knownWebhook, rememberWebhook } from '../../src/chat/webhook-cache';
+import { webhookCopies } from '../../src/chat/webhook-post/admission';
 import type { WebhookRow } from '../../src/chat/webhooks.store';
 import { createRoom, history, post, postOk, roomWithWebhook } from './helpers';
 
@@ -34,13 +34,6 @@ async function markdowns(roomId: string): Promise<string[]> {
 }
 
 describe('the webhook copies of the post path', () => {
-  it('are warmed by a post (this isolate is the one that serves it)', async () => {
-    const { hook } = await roomWithWebhook();
-    expect(knownWebhook(hook.id)).toBeUndefined();
-    await postOk(hook.id, 'warm');
-    expect(knownWebhook(hook.id)?.id).toBe(hook.id);
-  });
-
   it('refuse the very next post after a pause, and accept the very next one after resuming', async () => {
     const { roomId, hook } = await roomWithWebhook();
     await postOk(hook.id, 'one');
@@ -99,8 +92,8 @@ describe('the webhook copies of the post path', () => {
     expectError(await post(doomed.id, { message: 'doomed again' }), 404, 'not.found');
     await postOk(rotated.body.id, 'new id');
     expect(await markdowns(roomId)).toEqual(['old id', 'new id']);
-    expect(knownWebhook(hook.id)).toBeUndefined();
-    expect(knownWebhook(doomed.id)).toBeUndefined();
+    expect(webhookCopies.get(hook.id)).toBeUndefined();
+    expect(webhookCopies.get(doomed.id)).toBeUndefined();
   });
 
   it('never serve a stale isolate copy: the gate checks its version before admitting', async () => {
@@ -110,23 +103,23 @@ describe('the webhook copies of the post path', () => {
     const before = await row(hook.id);
     // Another isolate pauses the webhook and moves it; this isolate's copy is the old row.
     expect((await send('PATCH', `/api/v1/webhooks/${hook.id}`, { json: { active: false, roomId: other.id } })).status).toBe(200);
-    rememberWebhook(hook.id, before);
+    webhookCopies.remember(hook.id, before);
     expectError(await post(hook.id, { message: 'stale copy' }), 403, 'webhook.inactive');
     // The refusal replaced the copy with the current row.
-    expect(knownWebhook(hook.id)).toEqual(await row(hook.id));
+    expect(webhookCopies.get(hook.id)).toEqual(await row(hook.id));
 
     // Active again; a copy that still says "paused" must not refuse.
     const paused = await row(hook.id);
     expect((await send('PATCH', `/api/v1/webhooks/${hook.id}`, { json: { active: true } })).status).toBe(200);
-    rememberWebhook(hook.id, paused);
+    webhookCopies.remember(hook.id, paused);
     expect((await postOk(hook.id, 'two'))[0]!.roomId).toBe(other.id);
 
     // A deleted webhook behind a copy that says it exists.
     const last = await row(hook.id);
     expect((await send('DELETE', `/api/v1/webhooks/${hook.id}`)).status).toBe(204);
-    rememberWebhook(hook.id, last);
+    webhookCopies.remember(hook.id, last);
     expectError(await post(hook.id, { message: 'deleted' }), 404, 'not.found');
-    expect(knownWebhook(hook.id)).toBeUndefined();
+    expect(webhookCopies.get(hook.id)).toBeUndefined();
     expect(await markdowns(roomId)).toEqual(['one']);
     expect(await markdowns(other.id)).toEqual(['two']);
   });
@@ -145,7 +138,6 @@ describe('the webhook copies of the post path', () => {
   it('never remember an unknown id', async () => {
     const id = crypto.randomUUID();
     expectError(await post(id, { message: 'nobody' }), 404, 'not.found');
-    expect(knownWebhook(id)).toBeUndefined();
-    forgetWebhook(id);
+    expect(webhookCopies.get(id)).toBeUndefined();
   });
 });

@@ -47,7 +47,11 @@ describe('the webhook post', () => {
 
   it('answers malformed JSON with 400 bad.request', async () => {
     const { hook } = await roomWithWebhook();
-    const res = await send('POST', webhookPath(hook.id), { token: null, body: '{"message": "x"', headers: { 'Content-Type': 'application/json' } });
+    const res = await send('POST', webhookPath(hook.id), {
+      token: null,
+      body: '{"message": "x"',
+      headers: { 'Content-Type': 'application/json' },
+    });
     expectError(res, 400, 'bad.request');
   });
 

@@ -49,7 +49,11 @@ describe('webhooks (chat:admin)', () => {
     ['a malformed roomId', { roomId: 'room-1' }, 'roomId'],
     ['a mapping with an unknown match', { mappings: [{ field: 'message', match: 'regex', value: 'x', roomIds: [] }] }, 'mappings[0].match'],
     ['a mapping without rooms', { mappings: [{ field: 'message', match: 'exact', value: 'x', roomIds: [] }] }, 'mappings[0].roomIds'],
-    ['a mapping with an empty value', { mappings: [{ field: 'metadata', match: 'exact', value: '', roomIds: [crypto.randomUUID()] }] }, 'mappings[0].value'],
+    [
+      'a mapping with an empty value',
+      { mappings: [{ field: 'metadata', match: 'exact', value: '', roomIds: [crypto.randomUUID()] }] },
+      'mappings[0].value',
+    ],
     ['a burst of 0', { rateLimit: { burst: 0 } }, 'rateLimit.burst'],
     ['a fractional burst', { rateLimit: { burst: 1.5 } }, 'rateLimit.burst'],
     ['a rate of 0 per second', { rateLimit: { perSecond: 0 } }, 'rateLimit.perSecond'],
@@ -64,9 +68,19 @@ describe('webhooks (chat:admin)', () => {
   it('answers 400 naming each room id that is no room', async () => {
     const room = await createRoom();
     const ghost = crypto.randomUUID();
-    expectError(await send('POST', '/api/v1/webhooks', { json: { name: 'h', kind: 'generic', roomId: ghost } }), 400, 'invalid.value', 'roomId');
+    expectError(
+      await send('POST', '/api/v1/webhooks', { json: { name: 'h', kind: 'generic', roomId: ghost } }),
+      400,
+      'invalid.value',
+      'roomId',
+    );
     const res = await send('POST', '/api/v1/webhooks', {
-      json: { name: 'h', kind: 'generic', roomId: room.id, mappings: [{ field: 'message', match: 'exact', value: 'x', roomIds: [room.id, ghost] }] },
+      json: {
+        name: 'h',
+        kind: 'generic',
+        roomId: room.id,
+        mappings: [{ field: 'message', match: 'exact', value: 'x', roomIds: [room.id, ghost] }],
+      },
     });
     expectError(res, 400, 'invalid.value', 'mappings[0].roomIds[1]');
   });
@@ -81,9 +95,21 @@ describe('webhooks (chat:admin)', () => {
       json: { name: 'renamed', kind: 'github', roomId: other.id, rateLimit: { perSecond: 0.5 } },
     });
     expect(patched.status).toBe(200);
-    expect(patched.body).toMatchObject({ id: hook.id, url: hook.url, name: 'renamed', kind: 'github', roomId: other.id, rateLimit: { burst: 3, perSecond: 0.5 } });
+    expect(patched.body).toMatchObject({
+      id: hook.id,
+      url: hook.url,
+      name: 'renamed',
+      kind: 'github',
+      roomId: other.id,
+      rateLimit: { burst: 3, perSecond: 0.5 },
+    });
     expectError(await send('PATCH', `/api/v1/webhooks/${hook.id}`, { json: {} }), 400, 'invalid.value');
-    expectError(await send('PATCH', `/api/v1/webhooks/${hook.id}`, { json: { roomId: crypto.randomUUID() } }), 400, 'invalid.value', 'roomId');
+    expectError(
+      await send('PATCH', `/api/v1/webhooks/${hook.id}`, { json: { roomId: crypto.randomUUID() } }),
+      400,
+      'invalid.value',
+      'roomId',
+    );
 
     expect((await send('DELETE', `/api/v1/webhooks/${hook.id}`)).status).toBe(204);
     expectError(await send('GET', `/api/v1/webhooks/${hook.id}`), 404, 'not.found');

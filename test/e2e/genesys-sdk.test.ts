@@ -22,7 +22,11 @@ let server: DevServer;
 let api: { postAnalyticsConversationsAggregatesQuery(body: unknown): Promise<any> };
 
 async function post(path: string, body: unknown, token = server.adminToken): Promise<any> {
-  const res = await fetch(server.baseUrl + path, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(server.baseUrl + path, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   expect(res.status, await res.clone().text()).toBeLessThan(300);
   return res.json();
 }
@@ -31,9 +35,17 @@ beforeAll(async () => {
   server = await startDevServer();
   const berlinQueue = 'q-sdk-berlin';
   const offered = (at: string) =>
-    conversation({ start: at, participants: [{ purpose: 'acd', sessions: [{ segments: [{ start: at, queueId: berlinQueue }], metrics: [['nOffered', 1, at]] }] }] });
+    conversation({
+      start: at,
+      participants: [{ purpose: 'acd', sessions: [{ segments: [{ start: at, queueId: berlinQueue }], metrics: [['nOffered', 1, at]] }] }],
+    });
   await post('/api/v2/analytics/conversations/details/ingest', {
-    conversations: [...HAND_DAY, offered('2024-03-30T22:30:00.000Z'), offered('2024-03-30T23:00:00.000Z'), offered('2024-03-31T21:59:59.000Z')],
+    conversations: [
+      ...HAND_DAY,
+      offered('2024-03-30T22:30:00.000Z'),
+      offered('2024-03-30T23:00:00.000Z'),
+      offered('2024-03-31T21:59:59.000Z'),
+    ],
   });
   // A token with only the view permission, as a reporting integration would have.
   const { token } = await post('/api/v1/tokens', { name: 'sdk', permissions: ['analytics:conversationAggregate:view'] });
@@ -61,7 +73,13 @@ describe('Genesys Cloud JavaScript SDK against Switchboard', () => {
       {
         group: { mediaType: 'voice', queueId: QB, userId: UB },
         data: [
-          { interval: MORNING, metrics: [{ metric: 'nOutboundConnected', stats: { count: 1 } }, { metric: 'tTalk', stats: timer(100000) }] },
+          {
+            interval: MORNING,
+            metrics: [
+              { metric: 'nOutboundConnected', stats: { count: 1 } },
+              { metric: 'tTalk', stats: timer(100000) },
+            ],
+          },
           { interval: AFTERNOON, metrics: [{ metric: 'nOutboundAbandoned', stats: { count: 1 } }] },
         ],
       },
@@ -73,9 +91,23 @@ describe('Genesys Cloud JavaScript SDK against Switchboard', () => {
     const res = await api.postAnalyticsConversationsAggregatesQuery({
       interval: DAY,
       metrics: ['nOffered'],
-      filter: { type: 'and', predicates: [voice], clauses: [{ type: 'or', predicates: [{ dimension: 'queueId', value: QB }, { dimension: 'queueId', operator: 'notExists' }] }] },
+      filter: {
+        type: 'and',
+        predicates: [voice],
+        clauses: [
+          {
+            type: 'or',
+            predicates: [
+              { dimension: 'queueId', value: QB },
+              { dimension: 'queueId', operator: 'notExists' },
+            ],
+          },
+        ],
+      },
     });
-    expect(res.results).toEqual([{ group: { mediaType: 'voice' }, data: [{ interval: DAY, metrics: [{ metric: 'nOffered', stats: { count: 2 } }] }] }]);
+    expect(res.results).toEqual([
+      { group: { mediaType: 'voice' }, data: [{ interval: DAY, metrics: [{ metric: 'nOffered', stats: { count: 2 } }] }] },
+    ]);
   });
 
   it('answers a metric predicate and a view', async () => {
@@ -86,7 +118,16 @@ describe('Genesys Cloud JavaScript SDK against Switchboard', () => {
       views: [{ target: 'tHandle', name: 'overFiveMinutes', function: 'rangeBound', range: { gte: 300000 } }],
     });
     expect(res.results).toEqual([
-      { group: { mediaType: 'voice' }, data: [{ interval: DAY, metrics: [{ metric: 'tHandle', stats: timer(510000, 200000) }], views: [{ name: 'overFiveMinutes', stats: timer(510000) }] }] },
+      {
+        group: { mediaType: 'voice' },
+        data: [
+          {
+            interval: DAY,
+            metrics: [{ metric: 'tHandle', stats: timer(510000, 200000) }],
+            views: [{ name: 'overFiveMinutes', stats: timer(510000) }],
+          },
+        ],
+      },
     ]);
   });
 
@@ -99,7 +140,9 @@ describe('Genesys Cloud JavaScript SDK against Switchboard', () => {
       sortMetric: { name: 'tHandle', function: 'sum' },
       limit: 1,
     });
-    expect(res.results).toEqual([{ group: { mediaType: 'voice', userId: UA }, data: [{ interval: DAY, metrics: [{ metric: 'tHandle', stats: timer(510000) }] }] }]);
+    expect(res.results).toEqual([
+      { group: { mediaType: 'voice', userId: UA }, data: [{ interval: DAY, metrics: [{ metric: 'tHandle', stats: timer(510000) }] }] },
+    ]);
   });
 
   it('answers P1D in a time zone across a DST change, with service level in queue groups', async () => {
@@ -122,7 +165,14 @@ describe('Genesys Cloud JavaScript SDK against Switchboard', () => {
       flattenMultivaluedDimensions: true,
     });
     // QA voice: answered 2, over SLA 1, abandoned 1 -> 1 / 3 under the default settings.
-    expect(sl.results).toEqual([{ group: { mediaType: 'voice', queueId: QA }, data: [{ interval: DAY, metrics: [{ metric: 'oServiceLevel', stats: { ratio: 1 / 3, numerator: 1, denominator: 3, target: 0.8 } }] }] }]);
+    expect(sl.results).toEqual([
+      {
+        group: { mediaType: 'voice', queueId: QA },
+        data: [
+          { interval: DAY, metrics: [{ metric: 'oServiceLevel', stats: { ratio: 1 / 3, numerator: 1, denominator: 3, target: 0.8 } }] },
+        ],
+      },
+    ]);
   });
 
   it('rejects a bad request with our ErrorBody in the error promise', async () => {
@@ -130,7 +180,12 @@ describe('Genesys Cloud JavaScript SDK against Switchboard', () => {
       () => undefined,
       (e: unknown) => e,
     );
-    expect(error).toMatchObject({ code: 'invalid.value', status: 400, details: [{ errorCode: 'invalid.value', fieldName: 'granularity' }], errors: [] });
+    expect(error).toMatchObject({
+      code: 'invalid.value',
+      status: 400,
+      details: [{ errorCode: 'invalid.value', fieldName: 'granularity' }],
+      errors: [],
+    });
     expect((error as { contextId: string }).contextId).toMatch(/^[0-9a-f-]{36}$/);
   });
 });

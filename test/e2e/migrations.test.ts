@@ -23,13 +23,17 @@ const persist = path.join(dir, 'state');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function wrangler(...args: string[]): string {
-  const run = spawnSync(process.execPath, [WRANGLER, ...args, '--local', '--persist-to', persist, '--config', path.join(dir, 'wrangler.toml')], {
-    cwd: dir,
-    encoding: 'utf8',
-    env: { ...process.env, CI: '1', WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    timeout: 120_000,
-  });
+  const run = spawnSync(
+    process.execPath,
+    [WRANGLER, ...args, '--local', '--persist-to', persist, '--config', path.join(dir, 'wrangler.toml')],
+    {
+      cwd: dir,
+      encoding: 'utf8',
+      env: { ...process.env, CI: '1', WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 120_000,
+    },
+  );
   if (run.status !== 0) throw new Error(`wrangler ${args.join(' ')} failed:\n${run.stdout}\n${run.stderr}`);
   return run.stdout;
 }
@@ -44,7 +48,8 @@ function query<T>(sql: string): T[] {
 function stageMigrationsThrough(last: string): void {
   mkdirSync(path.join(migrationsDir, 'meta'), { recursive: true });
   for (const file of readdirSync(path.join(ROOT, 'migrations'))) {
-    if (file.endsWith('.sql') && file.slice(0, 4) <= last) copyFileSync(path.join(ROOT, 'migrations', file), path.join(migrationsDir, file));
+    if (file.endsWith('.sql') && file.slice(0, 4) <= last)
+      copyFileSync(path.join(ROOT, 'migrations', file), path.join(migrationsDir, file));
   }
 }
 
@@ -60,7 +65,16 @@ for (const res of [15, 60, 1440]) {
   for (let i = 0; i < 12; i++) {
     // Slots aligned as ingest writes them (the base is a multiple of 30 minutes); two neighbouring
     // quarter hours share metric and media, so 0004 has cells to add up.
-    const cell = { res, slot: 1_762_999_200_000 + i * res * 60_000, metric: Math.floor(i / 2) % 5, media: 1 + (Math.floor(i / 2) % 2), cnt: i + 1, sum: 1000 * i, mn: i, mx: 50 * i };
+    const cell = {
+      res,
+      slot: 1_762_999_200_000 + i * res * 60_000,
+      metric: Math.floor(i / 2) % 5,
+      media: 1 + (Math.floor(i / 2) % 2),
+      cnt: i + 1,
+      sum: 1000 * i,
+      mn: i,
+      mx: 50 * i,
+    };
     mediaRows.push(cell);
     queueRows.push({ ...cell, direction: 1 + (i % 2), queue: 3 + (i % 4) });
     userRows.push({ ...cell, direction: 1 + (i % 2), queue: 3 + (i % 4), user: 10 + i });
@@ -84,14 +98,22 @@ describe('migration 0003 on a database with data', () => {
     stageMigrationsThrough('0002');
     wrangler('d1', 'migrations', 'apply', 'DB');
     const conversation = `INSERT INTO conversations (id, first_emit, last_emit, version, data) VALUES ('c-old', 1763000000000, 1763000060000, 1, '{"kept":"as written"}');`;
-    wrangler('d1', 'execute', 'DB', '--command', [insertSql('agg_media', mediaRows), insertSql('agg_queue', queueRows), insertSql('agg_user', userRows), conversation].join('\n'));
+    wrangler(
+      'd1',
+      'execute',
+      'DB',
+      '--command',
+      [insertSql('agg_media', mediaRows), insertSql('agg_queue', queueRows), insertSql('agg_user', userRows), conversation].join('\n'),
+    );
     expect(query<{ n: number }>('SELECT count(*) AS n FROM agg_user')[0]!.n).toBe(36);
 
     stageMigrationsThrough('0003');
     wrangler('d1', 'migrations', 'apply', 'DB');
 
     expect(query<Cell>(`SELECT res, slot, metric, media, cnt, sum, mn, mx FROM agg_media ${ORDER}`)).toEqual(mediaRows);
-    expect(query<QueueCell>(`SELECT res, slot, metric, media, cnt, sum, mn, mx, direction, queue FROM agg_queue ${ORDER}`)).toEqual(queueRows);
+    expect(query<QueueCell>(`SELECT res, slot, metric, media, cnt, sum, mn, mx, direction, queue FROM agg_queue ${ORDER}`)).toEqual(
+      queueRows,
+    );
     expect(query<UserCell>(`SELECT res, slot, metric, media, cnt, sum, mn, mx, direction, queue, user FROM agg_user ${ORDER}`)).toEqual(
       userRows.filter((r) => r.res !== 15),
     );
@@ -101,7 +123,9 @@ describe('migration 0003 on a database with data', () => {
     for (const t of tables) expect(t.sql).toMatch(/WITHOUT ROWID\s*$/);
     // The by-user index is back; no automatic primary-key index remains beside the clustered tables.
     expect(schema.filter((s) => s.name.startsWith('agg_user_by')).map((s) => s.name)).toEqual(['agg_user_by_user']);
-    expect(query<{ n: number }>("SELECT count(*) AS n FROM sqlite_schema WHERE type = 'index' AND name LIKE 'sqlite_autoindex_agg_%'")[0]!.n).toBe(0);
+    expect(
+      query<{ n: number }>("SELECT count(*) AS n FROM sqlite_schema WHERE type = 'index' AND name LIKE 'sqlite_autoindex_agg_%'")[0]!.n,
+    ).toBe(0);
     expect(query<{ data: string }>("SELECT data FROM conversations WHERE id = 'c-old'")).toEqual([{ data: '{"kept":"as written"}' }]);
   });
 
@@ -112,7 +136,14 @@ describe('migration 0003 on a database with data', () => {
       const key = `${slot}/${r.metric}/${r.media}`;
       const cell = halfHours.get(key);
       if (!cell) halfHours.set(key, { ...r, res: 30, slot });
-      else halfHours.set(key, { ...cell, cnt: cell.cnt + r.cnt, sum: cell.sum + r.sum, mn: Math.min(cell.mn, r.mn), mx: Math.max(cell.mx, r.mx) });
+      else
+        halfHours.set(key, {
+          ...cell,
+          cnt: cell.cnt + r.cnt,
+          sum: cell.sum + r.sum,
+          mn: Math.min(cell.mn, r.mn),
+          mx: Math.max(cell.mx, r.mx),
+        });
     }
     // Two quarter hours share a half hour at least once, so the test adds something up.
     expect(halfHours.size).toBeLessThan(12);
@@ -121,7 +152,9 @@ describe('migration 0003 on a database with data', () => {
     wrangler('d1', 'migrations', 'apply', 'DB');
 
     const byKey = (a: Cell, b: Cell) => a.res - b.res || a.slot - b.slot || a.metric - b.metric || a.media - b.media;
-    expect(query<Cell>(`SELECT res, slot, metric, media, cnt, sum, mn, mx FROM agg_media ${ORDER}`)).toEqual([...mediaRows, ...halfHours.values()].sort(byKey));
+    expect(query<Cell>(`SELECT res, slot, metric, media, cnt, sum, mn, mx FROM agg_media ${ORDER}`)).toEqual(
+      [...mediaRows, ...halfHours.values()].sort(byKey),
+    );
     expect(query<{ n: number }>('SELECT count(*) AS n FROM agg_queue')[0]!.n).toBe(queueRows.length);
     expect(query<{ n: number }>('SELECT count(*) AS n FROM agg_user')[0]!.n).toBe(userRows.filter((r) => r.res !== 15).length);
   });
@@ -140,9 +173,28 @@ describe('migration 0003 on a database with data', () => {
         const slot = base + (i % 3) * res * 60_000;
         const key = { res, slot, media: 1 + (i % 2), direction: 1, queue: 3 + (i % 2), user: i === 5 ? 0 : 10 + (i % 3) };
         for (const metric of [first, first + 1, 0, 1, first + 4 + i, last, METRICS.length - 2]) {
-          if (cells.some((c) => c.res === res && c.slot === key.slot && c.media === key.media && c.queue === key.queue && c.user === key.user && c.metric === metric)) continue;
+          if (
+            cells.some(
+              (c) =>
+                c.res === res &&
+                c.slot === key.slot &&
+                c.media === key.media &&
+                c.queue === key.queue &&
+                c.user === key.user &&
+                c.metric === metric,
+            )
+          )
+            continue;
           if (metric === last && i % 2 === 1) continue;
-          cells.push({ ...key, metric, cnt: 1 + i + metric, sum: 1000 * (i + 1) + metric, mn: i + metric, mx: 500 + i * metric, direction: 1 });
+          cells.push({
+            ...key,
+            metric,
+            cnt: 1 + i + metric,
+            sum: 1000 * (i + 1) + metric,
+            mn: i + metric,
+            mx: 500 + i * metric,
+            direction: 1,
+          });
         }
       }
     }
@@ -155,7 +207,12 @@ describe('migration 0003 on a database with data', () => {
     const rows = query<Record<string, number | null>>('SELECT * FROM agg_user ORDER BY res, slot, media, direction, queue, user');
     const agentMetrics = METRICS.flatMap((m, metric) => (m.participant === 'agent' ? [{ metric, name: m.name }] : []));
     expect(Object.keys(rows[0]!)).toEqual([
-      'res', 'slot', 'media', 'direction', 'queue', 'user',
+      'res',
+      'slot',
+      'media',
+      'direction',
+      'queue',
+      'user',
       ...agentMetrics.flatMap(({ name }) => [`${name}_cnt`, `${name}_sum`, `${name}_mn`, `${name}_mx`]),
     ]);
     expect(Object.keys(rows[0]!).length).toBeLessThanOrEqual(100);
@@ -168,10 +225,29 @@ describe('migration 0003 on a database with data', () => {
           expect([sum, mn, mx]).toEqual([0, null, null]);
           continue;
         }
-        unpivoted.push({ res: row.res!, slot: row.slot!, metric, media: row.media!, cnt: cnt!, sum: sum!, mn: mn!, mx: mx!, direction: row.direction!, queue: row.queue!, user: row.user! });
+        unpivoted.push({
+          res: row.res!,
+          slot: row.slot!,
+          metric,
+          media: row.media!,
+          cnt: cnt!,
+          sum: sum!,
+          mn: mn!,
+          mx: mx!,
+          direction: row.direction!,
+          queue: row.queue!,
+          user: row.user!,
+        });
       }
     }
-    const byKey = (a: UserCell, b: UserCell) => a.res - b.res || a.slot - b.slot || a.media - b.media || a.direction - b.direction || a.queue - b.queue || a.user - b.user || a.metric - b.metric;
+    const byKey = (a: UserCell, b: UserCell) =>
+      a.res - b.res ||
+      a.slot - b.slot ||
+      a.media - b.media ||
+      a.direction - b.direction ||
+      a.queue - b.queue ||
+      a.user - b.user ||
+      a.metric - b.metric;
     expect(unpivoted.sort(byKey)).toEqual(cells.filter((c) => agent(c.metric)).sort(byKey));
     const schema = query<{ name: string; sql: string }>("SELECT name, sql FROM sqlite_schema WHERE tbl_name = 'agg_user' ORDER BY name");
     expect(schema.map((s) => s.name)).toEqual(['agg_user', 'agg_user_by_user']);

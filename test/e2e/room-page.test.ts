@@ -68,7 +68,11 @@ async function openRoom(
   await tokenField.waitFor({ state: 'visible' });
   await tokenField.fill(viewerToken);
   await page.getByRole('button', { name: 'Open room' }).click();
-  await waitFor('the page to go live', () => stateOf(page), (s) => s.kind === 'live');
+  await waitFor(
+    'the page to go live',
+    () => stateOf(page),
+    (s) => s.kind === 'live',
+  );
   return { page, probe };
 }
 
@@ -85,6 +89,38 @@ afterAll(async () => {
 });
 
 describe('the room page in Chromium', () => {
+  it('is served by the Worker with its CSP, has its script and stylesheet as static assets, and its HTML file is never served as it is', async () => {
+    const room = await api.createRoom('assets');
+    const page = await fetch(`${server.baseUrl}/rooms/${room.id}`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('Content-Type')).toContain('text/html');
+    const csp = page.headers.get('Content-Security-Policy') ?? '';
+    expect(csp).toContain("script-src 'self'; ");
+    expect(csp).toContain(`connect-src 'self' ws://127.0.0.1:${server.port}; `);
+    const html = await page.text();
+    for (const [file, type] of [
+      ['/assets/chat/room.js', 'text/javascript'],
+      ['/assets/chat/room.css', 'text/css'],
+    ] as const) {
+      expect(html).toContain(`"${file}"`);
+      const res = await fetch(server.baseUrl + file);
+      await res.arrayBuffer();
+      expect(res.status, file).toBe(200);
+      expect(res.headers.get('Content-Type'), file).toBe(`${type}; charset=utf-8`);
+      expect(res.headers.get('X-Content-Type-Options'), file).toBe('nosniff');
+      expect(res.headers.get('Cache-Control'), file).toBe('no-cache');
+      const again = await fetch(server.baseUrl + file, { headers: { 'If-None-Match': res.headers.get('ETag') ?? '' } });
+      await again.arrayBuffer();
+      expect(again.status, file).toBe(304);
+    }
+    // The asset the Worker reads the page from, and the paths around it: all the Worker's 404.
+    for (const file of ['/rooms/index.html', '/rooms/', '/rooms']) {
+      const res = await fetch(server.baseUrl + file, { redirect: 'manual' });
+      await res.arrayBuffer();
+      expect(res.status, file).toBe(404);
+    }
+  });
+
   it('has a probe that does catch a script that runs, a dialog, a foreign request and a CSP violation (control)', async () => {
     // Without this, an empty report could mean a deaf probe. A page with no CSP (served by the route,
     // never by the server) runs its inline handlers: the trap must see them.
@@ -99,7 +135,11 @@ describe('the room page in Chromium', () => {
       }),
     );
     await page.goto(`${server.baseUrl}/control`);
-    await waitFor('the control page to fire', () => probe.report(), (r) => r.hits.length >= 2);
+    await waitFor(
+      'the control page to fire',
+      () => probe.report(),
+      (r) => r.hits.length >= 2,
+    );
     const control = await probe.report();
     expect(control.hits.map((h) => `${h.how}:${h.value}`).sort()).toEqual(['call:call', 'set:set']);
     expect(probe.dialogs).toEqual(['alert: dialog']);
@@ -109,7 +149,11 @@ describe('the room page in Chromium', () => {
     const room = await api.createRoom('control');
     const roomPage = await openRoom(room.id);
     await roomPage.page.evaluate(`document.getElementById('messages').innerHTML = '<li><img src="x" onerror="__xss(1)"></li>'`);
-    await waitFor('a CSP report', () => roomPage.probe.report(), (r) => r.csp.length > 0);
+    await waitFor(
+      'a CSP report',
+      () => roomPage.probe.report(),
+      (r) => r.csp.length > 0,
+    );
     const report = await roomPage.probe.report();
     expect(report.hits).toEqual([]);
     expect(report.csp.map((c) => c.directive)).toContain('script-src-attr');
@@ -144,7 +188,11 @@ describe('the room page in Chromium', () => {
     for (let i = 0; i < 10 && (await older.isVisible()); i++) {
       const before = (await seqsOnPage(page)).length;
       await older.click();
-      await waitFor('older messages', () => seqsOnPage(page), (s) => s.length > before);
+      await waitFor(
+        'older messages',
+        () => seqsOnPage(page),
+        (s) => s.length > before,
+      );
     }
     expect(await seqsOnPage(page)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
 
@@ -258,7 +306,11 @@ describe('the room page in Chromium', () => {
 
     // Live: a message posted now appears on the open page.
     expect((await api.postOk(hook, 'live 4')).seq).toBe(4);
-    await waitFor('seq 4 on the page', () => seqsOnPage(page), (s) => s.length === 4);
+    await waitFor(
+      'seq 4 on the page',
+      () => seqsOnPage(page),
+      (s) => s.length === 4,
+    );
     expect(await page.textContent('#messages > li[data-seq="4"] .body')).toBe('live 4\n');
 
     // Hold the page's next ticket request until the gap has been posted, so the messages are
@@ -274,7 +326,11 @@ describe('the room page in Chromium', () => {
 
     await server.stop();
     // The indicator's history, not a poll: the offline moment may be over before stop() returns.
-    await waitFor('the page to notice', () => probe.report(), (r) => r.states.some((s, i) => i > 0 && s.kind === 'offline' && /reconnecting/i.test(s.text)));
+    await waitFor(
+      'the page to notice',
+      () => probe.report(),
+      (r) => r.states.some((s, i) => i > 0 && s.kind === 'offline' && /reconnecting/i.test(s.text)),
+    );
     await server.start();
 
     const gap: number[] = [];
@@ -283,10 +339,24 @@ describe('the room page in Chromium', () => {
     expect(await seqsOnPage(page)).toEqual([1, 2, 3, 4]);
     expect((await stateOf(page)).kind).not.toBe('live');
 
-    await waitFor('the page to try again by itself', async () => ticketRequests, (n) => n >= 1, 40_000);
+    await waitFor(
+      'the page to try again by itself',
+      async () => ticketRequests,
+      (n) => n >= 1,
+      40_000,
+    );
     release();
-    await waitFor('the page to be live again', () => stateOf(page), (s) => s.kind === 'live', 40_000);
-    await waitFor('the gap filled', () => seqsOnPage(page), (s) => s.length >= 9);
+    await waitFor(
+      'the page to be live again',
+      () => stateOf(page),
+      (s) => s.kind === 'live',
+      40_000,
+    );
+    await waitFor(
+      'the gap filled',
+      () => seqsOnPage(page),
+      (s) => s.length >= 9,
+    );
     expect(await seqsOnPage(page)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
     const texts = await page.$$eval('#messages > li .body', (items) => items.map((item) => item.textContent ?? ''));
     expect(texts.map((t) => t.trim())).toEqual(['before 1', 'before 2', 'before 3', 'live 4', 'gap 1', 'gap 2', 'gap 3', 'gap 4', 'gap 5']);
@@ -307,7 +377,11 @@ describe('the room page in Chromium', () => {
 
     // And it is live again.
     expect((await api.postOk(hook, 'after 10')).seq).toBe(10);
-    await waitFor('seq 10 on the page', () => seqsOnPage(page), (s) => s.length === 10);
+    await waitFor(
+      'seq 10 on the page',
+      () => seqsOnPage(page),
+      (s) => s.length === 10,
+    );
     expect(await seqsOnPage(page)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     expect(probe.foreign).toEqual([]);
     expect(probe.dialogs).toEqual([]);
@@ -347,14 +421,26 @@ describe('the room page in Chromium', () => {
     expect(await seqsOnPage(page)).toEqual([1, 2]);
 
     expect((await api.postOk(hook, 'live 3')).seq).toBe(3);
-    await waitFor('seq 3 on the page', () => seqsOnPage(page), (s) => s.length === 3);
+    await waitFor(
+      'seq 3 on the page',
+      () => seqsOnPage(page),
+      (s) => s.length === 3,
+    );
     for (const i of [4, 5]) expect((await api.postOk(hook, `lost ${i}`)).seq).toBe(i);
-    await waitFor('the frames of seq 4 and 5 to be dropped', async () => [...dropped], (d) => d.includes(4) && d.includes(5));
+    await waitFor(
+      'the frames of seq 4 and 5 to be dropped',
+      async () => [...dropped],
+      (d) => d.includes(4) && d.includes(5),
+    );
     expect(await seqsOnPage(page)).toEqual([1, 2, 3]); // nothing says they exist yet
 
     // The next live message shows the jump: the page reads 4 and 5 back and shows all in order.
     expect((await api.postOk(hook, 'live 6')).seq).toBe(6);
-    await waitFor('the gap read back', () => seqsOnPage(page), (s) => s.length >= 6);
+    await waitFor(
+      'the gap read back',
+      () => seqsOnPage(page),
+      (s) => s.length >= 6,
+    );
     expect(await seqsOnPage(page)).toEqual([1, 2, 3, 4, 5, 6]);
     const texts = await page.$$eval('#messages > li .body', (items) => items.map((item) => (item.textContent ?? '').trim()));
     expect(texts).toEqual(['before 1', 'before 2', 'live 3', 'lost 4', 'lost 5', 'live 6']);

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app';
-import { PERMISSIONS, type Permission } from '../../src/tokens/permissions';
+import { PERMISSIONS, type Permission } from '../../src/http/permissions';
 import { STATUS_OF_CODE } from './support/fuzz';
 import { call, callRaw } from './support/client';
 
@@ -35,60 +35,123 @@ async function admin<T = any>(method: string, path: string, json?: unknown): Pro
   return res.body as T;
 }
 const freshRoom = async () => (await admin<{ id: string }>('POST', '/api/v1/rooms', { name: 'sweep room' })).id;
-const freshHook = async () => (await admin<{ id: string }>('POST', '/api/v1/webhooks', { name: 'sweep hook', kind: 'generic', roomId: ids.hookRoom, rateLimit: { burst: 100_000, perSecond: 100_000 } })).id;
-const freshToken = async () => (await admin<{ id: string }>('POST', '/api/v1/tokens', { name: 'sweep victim', permissions: ['chat:read'] })).id;
+const freshHook = async () =>
+  (
+    await admin<{ id: string }>('POST', '/api/v1/webhooks', {
+      name: 'sweep hook',
+      kind: 'generic',
+      roomId: ids.hookRoom,
+      rateLimit: { burst: 100_000, perSecond: 100_000 },
+    })
+  ).id;
+const freshToken = async () =>
+  (await admin<{ id: string }>('POST', '/api/v1/tokens', { name: 'sweep victim', permissions: ['chat:read'] })).id;
 const ws = { Upgrade: 'websocket' };
 
 /** Every route: `METHOD path` exactly as Hono lists it. */
 const TABLE: Record<string, Row> = {
-  'POST /api/v1/tokens': { needs: 'tokens:manage', ok: 201, prepare: async () => ({ path: '/api/v1/tokens', json: { name: 'sweep', permissions: ['chat:read'] } }) },
+  'POST /api/v1/tokens': {
+    needs: 'tokens:manage',
+    ok: 201,
+    prepare: async () => ({ path: '/api/v1/tokens', json: { name: 'sweep', permissions: ['chat:read'] } }),
+  },
   'GET /api/v1/tokens': { needs: 'tokens:manage', ok: 200, prepare: async () => ({ path: '/api/v1/tokens' }) },
   'DELETE /api/v1/tokens/:id': { needs: 'tokens:manage', ok: 204, prepare: async () => ({ path: `/api/v1/tokens/${await freshToken()}` }) },
-  'POST /api/v2/analytics/conversations/details/ingest': { needs: 'analytics:conversation:ingest', ok: 200, prepare: async () => ({ path: '/api/v2/analytics/conversations/details/ingest', json: { conversations: [] } }) },
+  'POST /api/v2/analytics/conversations/details/ingest': {
+    needs: 'analytics:conversation:ingest',
+    ok: 200,
+    prepare: async () => ({ path: '/api/v2/analytics/conversations/details/ingest', json: { conversations: [] } }),
+  },
   'POST /api/v2/analytics/conversations/aggregates/query': {
     needs: 'analytics:conversationAggregate:view',
     ok: 200,
-    prepare: async () => ({ path: '/api/v2/analytics/conversations/aggregates/query', json: { interval: '2930-01-01T00:00:00Z/2930-01-02T00:00:00Z' } }),
+    prepare: async () => ({
+      path: '/api/v2/analytics/conversations/aggregates/query',
+      json: { interval: '2930-01-01T00:00:00Z/2930-01-02T00:00:00Z' },
+    }),
   },
-  'GET /api/v2/analytics/settings/servicelevel': { needs: 'analytics:conversationAggregate:view', ok: 200, prepare: async () => ({ path: '/api/v2/analytics/settings/servicelevel' }) },
+  'GET /api/v2/analytics/settings/servicelevel': {
+    needs: 'analytics:conversationAggregate:view',
+    ok: 200,
+    prepare: async () => ({ path: '/api/v2/analytics/settings/servicelevel' }),
+  },
   'PUT /api/v2/analytics/settings/servicelevel': {
     needs: 'analytics:settings:edit',
     ok: 200,
     // Writes back what is there, so no other test sees a change.
-    prepare: async () => ({ path: '/api/v2/analytics/settings/servicelevel', json: await admin('GET', '/api/v2/analytics/settings/servicelevel') }),
+    prepare: async () => ({
+      path: '/api/v2/analytics/settings/servicelevel',
+      json: await admin('GET', '/api/v2/analytics/settings/servicelevel'),
+    }),
   },
   'POST /api/v1/rooms': { needs: 'chat:admin', ok: 201, prepare: async () => ({ path: '/api/v1/rooms', json: { name: 'sweep' } }) },
   'GET /api/v1/rooms': { needs: 'chat:admin', ok: 200, prepare: async () => ({ path: '/api/v1/rooms' }) },
   'GET /api/v1/rooms/:id': { needs: 'chat:admin', ok: 200, prepare: async () => ({ path: `/api/v1/rooms/${ids.room}` }) },
-  'PATCH /api/v1/rooms/:id': { needs: 'chat:admin', ok: 200, prepare: async () => ({ path: `/api/v1/rooms/${ids.room}`, json: { topic: 'swept' } }) },
+  'PATCH /api/v1/rooms/:id': {
+    needs: 'chat:admin',
+    ok: 200,
+    prepare: async () => ({ path: `/api/v1/rooms/${ids.room}`, json: { topic: 'swept' } }),
+  },
   'DELETE /api/v1/rooms/:id': { needs: 'chat:admin', ok: 204, prepare: async () => ({ path: `/api/v1/rooms/${await freshRoom()}` }) },
-  'POST /api/v1/rooms/:id/ws-ticket': { needs: 'chat:read', ok: 201, prepare: async () => ({ path: `/api/v1/rooms/${ids.room}/ws-ticket` }) },
+  'POST /api/v1/rooms/:id/ws-ticket': {
+    needs: 'chat:read',
+    ok: 201,
+    prepare: async () => ({ path: `/api/v1/rooms/${ids.room}/ws-ticket` }),
+  },
   'GET /api/v1/rooms/:id/ws': { needs: 'chat:read', ok: 101, prepare: async () => ({ path: `/api/v1/rooms/${ids.room}/ws`, headers: ws }) },
   'GET /api/v1/rooms/:id/messages': { needs: 'chat:read', ok: 200, prepare: async () => ({ path: `/api/v1/rooms/${ids.room}/messages` }) },
-  'POST /api/v1/webhooks': { needs: 'chat:admin', ok: 201, prepare: async () => ({ path: '/api/v1/webhooks', json: { name: 'sweep', kind: 'generic', roomId: ids.hookRoom } }) },
+  'POST /api/v1/webhooks': {
+    needs: 'chat:admin',
+    ok: 201,
+    prepare: async () => ({ path: '/api/v1/webhooks', json: { name: 'sweep', kind: 'generic', roomId: ids.hookRoom } }),
+  },
   'GET /api/v1/webhooks': { needs: 'chat:admin', ok: 200, prepare: async () => ({ path: '/api/v1/webhooks' }) },
   'GET /api/v1/webhooks/:id': { needs: 'chat:admin', ok: 200, prepare: async () => ({ path: `/api/v1/webhooks/${ids.hook}` }) },
-  'PATCH /api/v1/webhooks/:id': { needs: 'chat:admin', ok: 200, prepare: async () => ({ path: `/api/v1/webhooks/${ids.hook}`, json: { name: 'swept' } }) },
+  'PATCH /api/v1/webhooks/:id': {
+    needs: 'chat:admin',
+    ok: 200,
+    prepare: async () => ({ path: `/api/v1/webhooks/${ids.hook}`, json: { name: 'swept' } }),
+  },
   'DELETE /api/v1/webhooks/:id': { needs: 'chat:admin', ok: 204, prepare: async () => ({ path: `/api/v1/webhooks/${await freshHook()}` }) },
-  'POST /api/v1/webhooks/:id/rotate': { needs: 'chat:admin', ok: 200, prepare: async () => ({ path: `/api/v1/webhooks/${await freshHook()}/rotate` }) },
+  'POST /api/v1/webhooks/:id/rotate': {
+    needs: 'chat:admin',
+    ok: 200,
+    prepare: async () => ({ path: `/api/v1/webhooks/${await freshHook()}/rotate` }),
+  },
   // Public: the id in the URL is the secret; any Authorization header is ignored.
-  'POST /webhooks/api/v1/webhook/:id': { needs: 'public', ok: 200, prepare: async () => ({ path: `/webhooks/api/v1/webhook/${ids.hook}`, json: { message: 'swept' } }) },
+  'POST /webhooks/api/v1/webhook/:id': {
+    needs: 'public',
+    ok: 200,
+    prepare: async () => ({ path: `/webhooks/api/v1/webhook/${ids.hook}`, json: { message: 'swept' } }),
+  },
   // Public: the page asks for a token itself and shows nothing without one.
   'GET /rooms/:id': { needs: 'public', ok: 200, prepare: async () => ({ path: `/rooms/${ids.room}` }) },
-  'GET /assets/chat/room.js': { needs: 'public', ok: 200, prepare: async () => ({ path: '/assets/chat/room.js' }) },
-  'GET /assets/chat/room.css': { needs: 'public', ok: 200, prepare: async () => ({ path: '/assets/chat/room.css' }) },
 };
 
 type Credential = 'none' | 'malformed header' | 'unknown token' | 'revoked token' | 'lacking the permission' | 'valid token';
 const CREDENTIALS: Credential[] = ['none', 'malformed header', 'unknown token', 'revoked token', 'lacking the permission', 'valid token'];
 /** Authorization headers that carry no bearer token (README: "Missing or non-Bearer header"). */
-const MALFORMED = ['Basic dXNlcjpwYXNz', 'Bearer', 'Bearer ', 'Token abc', 'Bearer two words', 'Bearertest-admin-token', 'test-admin-token'];
+const MALFORMED = [
+  'Basic dXNlcjpwYXNz',
+  'Bearer',
+  'Bearer ',
+  'Token abc',
+  'Bearer two words',
+  'Bearertest-admin-token',
+  'test-admin-token',
+];
 
 /** Unknown tokens, among them the admin token with one character more or less (no prefix match). */
 const UNKNOWN = [`Bearer sbt_${crypto.randomUUID()}`, 'Bearer test-admin-tokenx', 'Bearer test-admin-toke', 'Bearer TEST-ADMIN-TOKEN'];
 
 function appRoutes(): string[] {
-  return [...new Set(createApp().routes.filter((r) => r.method !== 'ALL').map((r) => `${r.method} ${r.path}`))].sort();
+  return [
+    ...new Set(
+      createApp()
+        .routes.filter((r) => r.method !== 'ALL')
+        .map((r) => `${r.method} ${r.path}`),
+    ),
+  ].sort();
 }
 
 describe('the auth sweep', () => {
@@ -103,9 +166,20 @@ describe('the auth sweep', () => {
     const allBut = new Map<string, string>();
     for (const p of PERMISSIONS) {
       only.set(p, (await admin<{ token: string }>('POST', '/api/v1/tokens', { name: `only ${p}`, permissions: [p] })).token);
-      allBut.set(p, (await admin<{ token: string }>('POST', '/api/v1/tokens', { name: `all but ${p}`, permissions: PERMISSIONS.filter((q) => q !== p) })).token);
+      allBut.set(
+        p,
+        (
+          await admin<{ token: string }>('POST', '/api/v1/tokens', {
+            name: `all but ${p}`,
+            permissions: PERMISSIONS.filter((q) => q !== p),
+          })
+        ).token,
+      );
     }
-    const revoked = await admin<{ id: string; token: string }>('POST', '/api/v1/tokens', { name: 'revoked', permissions: [...PERMISSIONS] });
+    const revoked = await admin<{ id: string; token: string }>('POST', '/api/v1/tokens', {
+      name: 'revoked',
+      permissions: [...PERMISSIONS],
+    });
     await admin('DELETE', `/api/v1/tokens/${revoked.id}`);
 
     const failures: string[] = [];
@@ -146,7 +220,13 @@ describe('the auth sweep', () => {
             continue;
           }
           if (expected.code === undefined) continue;
-          const error = JSON.parse(body ?? '{}') as { code?: string; status?: number; contextId?: string; details?: { fieldName?: string }[]; message?: string };
+          const error = JSON.parse(body ?? '{}') as {
+            code?: string;
+            status?: number;
+            contextId?: string;
+            details?: { fieldName?: string }[];
+            message?: string;
+          };
           const problems = [
             error.code !== expected.code && `code ${error.code}`,
             STATUS_OF_CODE[error.code ?? ''] !== res.status && 'status does not match the code',

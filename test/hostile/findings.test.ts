@@ -22,7 +22,10 @@ describe('findings', () => {
   // `typeof input === 'string' ? JSON.stringify(input.slice(0, 100)) : typeof input`.
   // Found by fuzz-query (deep nesting); minimal counterexample below.
   it('answers a groupBy entry nested 5,000 arrays deep with 400, not 500', async () => {
-    const res = await call('POST', QUERY, { body: `{"interval":"${DAY}","groupBy":[${nested(5_000)}]}`, headers: { 'Content-Type': 'application/json' } });
+    const res = await call('POST', QUERY, {
+      body: `{"interval":"${DAY}","groupBy":[${nested(5_000)}]}`,
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(res.status).toBe(400);
   });
 
@@ -42,22 +45,62 @@ describe('findings', () => {
     const rec = (id: string, queueId?: string) => ({
       conversationId: id,
       conversationStart: '2931-02-01T00:00:00Z',
-      participants: [{ participantId: 'p', purpose: 'acd', sessions: [{ sessionId: 's', mediaType: 'voice', direction: 'inbound', segments: queueId === undefined ? [] : [{ segmentStart: '2931-02-01T00:00:00Z', queueId }], metrics: [{ name: 'nOffered', value: 1, emitDate: '2931-02-01T00:00:00Z' }] }] }],
+      participants: [
+        {
+          participantId: 'p',
+          purpose: 'acd',
+          sessions: [
+            {
+              sessionId: 's',
+              mediaType: 'voice',
+              direction: 'inbound',
+              segments: queueId === undefined ? [] : [{ segmentStart: '2931-02-01T00:00:00Z', queueId }],
+              metrics: [{ name: 'nOffered', value: 1, emitDate: '2931-02-01T00:00:00Z' }],
+            },
+          ],
+        },
+      ],
     });
-    expect((await call('POST', '/api/v2/analytics/conversations/details/ingest', { json: { conversations: [rec('finding-key-1', '\u0001'), rec('finding-key-2')] } })).status).toBe(200);
+    expect(
+      (
+        await call('POST', '/api/v2/analytics/conversations/details/ingest', {
+          json: { conversations: [rec('finding-key-1', '\u0001'), rec('finding-key-2')] },
+        })
+      ).status,
+    ).toBe(200);
     const res = await call('POST', QUERY, { json: { interval: '2931-02-01T00:00:00Z/P1D', groupBy: ['queueId'], metrics: ['nOffered'] } });
-    expect(res.body.results.map((r: { group: object }) => r.group)).toEqual([{ mediaType: 'voice' }, { mediaType: 'voice', queueId: '\u0001' }]);
+    expect(res.body.results.map((r: { group: object }) => r.group)).toEqual([
+      { mediaType: 'voice' },
+      { mediaType: 'voice', queueId: '\u0001' },
+    ]);
   });
 
   it('keeps groups apart whose values differ only in where a NUL splits them', async () => {
     const rec = (id: string, queueId: string, wrapUpCode: string) => ({
       conversationId: id,
       conversationStart: '2931-02-02T00:00:00Z',
-      participants: [{ participantId: 'p', purpose: 'agent', userId: 'u', sessions: [{ sessionId: 's', mediaType: 'voice', direction: 'inbound', segments: [{ segmentStart: '2931-02-02T00:00:00Z', queueId, wrapUpCode }], metrics: [{ name: 'tTalk', value: 1, emitDate: '2931-02-02T00:00:00Z' }] }] }],
+      participants: [
+        {
+          participantId: 'p',
+          purpose: 'agent',
+          userId: 'u',
+          sessions: [
+            {
+              sessionId: 's',
+              mediaType: 'voice',
+              direction: 'inbound',
+              segments: [{ segmentStart: '2931-02-02T00:00:00Z', queueId, wrapUpCode }],
+              metrics: [{ name: 'tTalk', value: 1, emitDate: '2931-02-02T00:00:00Z' }],
+            },
+          ],
+        },
+      ],
     });
     const records = [rec('finding-nul-1', 'a\u0000b', 'c'), rec('finding-nul-2', 'a', 'b\u0000c')];
     expect((await call('POST', '/api/v2/analytics/conversations/details/ingest', { json: { conversations: records } })).status).toBe(200);
-    const res = await call('POST', QUERY, { json: { interval: '2931-02-02T00:00:00Z/P1D', groupBy: ['queueId', 'wrapUpCode'], metrics: ['tTalk'] } });
+    const res = await call('POST', QUERY, {
+      json: { interval: '2931-02-02T00:00:00Z/P1D', groupBy: ['queueId', 'wrapUpCode'], metrics: ['tTalk'] },
+    });
     expect(res.body.results).toHaveLength(2);
   });
 
@@ -88,7 +131,20 @@ describe('findings', () => {
     const record = {
       conversationId: 'finding-echo',
       conversationStart: '2931-01-01T00:00:00Z',
-      participants: [{ participantId: 'p', purpose: 'acd', sessions: [{ sessionId: 's', mediaType: 'voice', direction: 'inbound', metrics: [{ name: huge, value: 1, emitDate: '2931-01-01T00:00:00Z' }] }] }],
+      participants: [
+        {
+          participantId: 'p',
+          purpose: 'acd',
+          sessions: [
+            {
+              sessionId: 's',
+              mediaType: 'voice',
+              direction: 'inbound',
+              metrics: [{ name: huge, value: 1, emitDate: '2931-01-01T00:00:00Z' }],
+            },
+          ],
+        },
+      ],
     };
     const res = await call('POST', '/api/v2/analytics/conversations/details/ingest', { json: { conversations: [record] } });
     expect(res.status).toBe(400);

@@ -10,7 +10,17 @@ import type { Sent } from '../helpers';
 import { call as send } from './support/client';
 import { createRoom } from '../chat/helpers';
 import { clip, codePoints, hasLoneSurrogate, nearSchema, numberishString, oddText, rawNumber } from './support/arbitraries';
-import { bodiesAround, RawJson, describe as describeBody, isPlainObject, parsed, sendBody, transportVerdict, type Body, type Verdict } from './support/bodies';
+import {
+  bodiesAround,
+  RawJson,
+  describe as describeBody,
+  isPlainObject,
+  parsed,
+  sendBody,
+  transportVerdict,
+  type Body,
+  type Verdict,
+} from './support/bodies';
 import { expectWellFormedAnswer, fuzz } from './support/fuzz';
 
 const KIB = 1024;
@@ -35,7 +45,8 @@ function expectVerdict(res: Sent, expected: Verdict | number, what: string): voi
   expectWellFormedAnswer(res, what);
   const status = typeof expected === 'number' ? expected : expected.status;
   expect(res.status, `${what} → ${res.status} ${clip(JSON.stringify(res.body) ?? '', 400)}`).toBe(status);
-  if (typeof expected !== 'number') expect(expected.codes, `${what} → ${clip(JSON.stringify(res.body) ?? '', 400)}`).toContain(res.body.code);
+  if (typeof expected !== 'number')
+    expect(expected.codes, `${what} → ${clip(JSON.stringify(res.body) ?? '', 400)}`).toContain(res.body.code);
 }
 
 /** A trimmed text field: `min`..`max` characters (code points: an emoji is one) after trim. */
@@ -56,9 +67,19 @@ const nameArb = fc
     { weight: 1, arbitrary: fc.constantFrom('x'.repeat(100), 'é'.repeat(100), '😀'.repeat(100), ' padded ', '\u00a0x\u00a0', '\u0000') },
   )
   .filter((n) => codePoints(n.trim()) >= 1);
-const wrongNameArb = fc.oneof(fc.constantFrom('x'.repeat(101), '😀'.repeat(101), '', ' \t\n', '\u3000'), oddText({ minLength: 1, maxLength: 4 }).filter(hasLoneSurrogate));
-const topicArb = fc.oneof(fc.constant(null), oddText({ maxLength: 16, wellFormed: true }), fc.constantFrom('', 't'.repeat(500), '😀'.repeat(500), ` ${'t'.repeat(500)} `));
-const wrongTopicArb = fc.oneof(fc.constantFrom('t'.repeat(501), '😀'.repeat(501)), oddText({ minLength: 1, maxLength: 4 }).filter(hasLoneSurrogate));
+const wrongNameArb = fc.oneof(
+  fc.constantFrom('x'.repeat(101), '😀'.repeat(101), '', ' \t\n', '\u3000'),
+  oddText({ minLength: 1, maxLength: 4 }).filter(hasLoneSurrogate),
+);
+const topicArb = fc.oneof(
+  fc.constant(null),
+  oddText({ maxLength: 16, wellFormed: true }),
+  fc.constantFrom('', 't'.repeat(500), '😀'.repeat(500), ` ${'t'.repeat(500)} `),
+);
+const wrongTopicArb = fc.oneof(
+  fc.constantFrom('t'.repeat(501), '😀'.repeat(501)),
+  oddText({ minLength: 1, maxLength: 4 }).filter(hasLoneSurrogate),
+);
 
 function pathId(id: string): string {
   return encodeURIComponent(id);
@@ -67,7 +88,18 @@ function pathId(id: string): string {
 /** Ids that name nothing: unknown UUIDs, wrong case, near misses, path tricks. */
 const strangeIdArb = fc.oneof(
   fc.uuid({ version: 4 }),
-  fc.constantFrom('not-a-uuid', '00000000-0000-0000-0000-000000000000', 'FFFFFFFF-FFFF-4FFF-8FFF-FFFFFFFFFFFF', '..', '%00', ' ', '😀', 'a'.repeat(300), '1 OR 1=1', "'; DROP TABLE rooms; --"),
+  fc.constantFrom(
+    'not-a-uuid',
+    '00000000-0000-0000-0000-000000000000',
+    'FFFFFFFF-FFFF-4FFF-8FFF-FFFFFFFFFFFF',
+    '..',
+    '%00',
+    ' ',
+    '😀',
+    'a'.repeat(300),
+    '1 OR 1=1',
+    "'; DROP TABLE rooms; --",
+  ),
   oddText({ minLength: 1, maxLength: 8, wellFormed: true }),
 );
 
@@ -88,9 +120,15 @@ const permissionsArb = fc.oneof(
 const wrongPermissionsArb = fc.oneof(
   fc.constant([]),
   fc.array(fc.constantFrom(...PERMISSIONS), { minLength: 13, maxLength: 13 }),
-  fc.array(fc.oneof(fc.constantFrom(...PERMISSIONS), fc.constantFrom('chat:*', 'CHAT:ADMIN', 'admin', ' chat:read', '')), { minLength: 1, maxLength: 3 }),
+  fc.array(fc.oneof(fc.constantFrom(...PERMISSIONS), fc.constantFrom('chat:*', 'CHAT:ADMIN', 'admin', ' chat:read', '')), {
+    minLength: 1,
+    maxLength: 3,
+  }),
 );
-const tokenNear = nearSchema(fc.record({ name: nameArb, permissions: permissionsArb }), { name: wrongNameArb, permissions: wrongPermissionsArb });
+const tokenNear = nearSchema(fc.record({ name: nameArb, permissions: permissionsArb }), {
+  name: wrongNameArb,
+  permissions: wrongPermissionsArb,
+});
 
 function tokenVerdict(body: Body): Outcome<{ name: string; permissions: string[] }> {
   const t = transportVerdict(body, 16 * KIB);
@@ -113,41 +151,53 @@ describe('fuzzing tokens', () => {
       { weight: 1, arbitrary: fc.nat(20).map((target) => ({ op: 'revoke' as const, target })) },
       { weight: 1, arbitrary: strangeIdArb.map((id) => ({ op: 'revoke-strange' as const, id })) },
     );
-    await fuzz('tokens', fc.array(opArb, { minLength: 4, maxLength: 14 }), async (ops) => {
-      const model = new Map<string, TokenModel>();
-      const order: string[] = [];
-      for (const op of ops) {
-        if (op.op === 'create') {
-          const what = `POST /api/v1/tokens ${describeBody(op.body)}`;
-          const res = await sendBody('POST', '/api/v1/tokens', op.body);
-          const expected = tokenVerdict(op.body);
-          if (!isOk(expected)) {
-            expectVerdict(res, expected, what);
-            continue;
+    await fuzz(
+      'tokens',
+      fc.array(opArb, { minLength: 4, maxLength: 14 }),
+      async (ops) => {
+        const model = new Map<string, TokenModel>();
+        const order: string[] = [];
+        for (const op of ops) {
+          if (op.op === 'create') {
+            const what = `POST /api/v1/tokens ${describeBody(op.body)}`;
+            const res = await sendBody('POST', '/api/v1/tokens', op.body);
+            const expected = tokenVerdict(op.body);
+            if (!isOk(expected)) {
+              expectVerdict(res, expected, what);
+              continue;
+            }
+            expectVerdict(res, 201, what);
+            expect(res.body, what).toMatchObject({ name: expected.ok.name, permissions: expected.ok.permissions });
+            expect(res.body.token).toMatch(/^sbt_[A-Za-z0-9_-]{43}$/);
+            model.set(res.body.id, { ...expected.ok, revoked: false });
+            order.push(res.body.id);
+          } else if (op.op === 'revoke') {
+            const id = order[op.target % Math.max(1, order.length)];
+            if (id === undefined) continue;
+            expectVerdict(await send('DELETE', `/api/v1/tokens/${id}`), 204, `DELETE token ${id}`);
+            model.get(id)!.revoked = true;
+          } else {
+            const res = await send('DELETE', `/api/v1/tokens/${pathId(op.id)}`);
+            expectVerdict(res, { status: 404, codes: ['not.found'] }, `DELETE /api/v1/tokens/${op.id}`);
           }
-          expectVerdict(res, 201, what);
-          expect(res.body, what).toMatchObject({ name: expected.ok.name, permissions: expected.ok.permissions });
-          expect(res.body.token).toMatch(/^sbt_[A-Za-z0-9_-]{43}$/);
-          model.set(res.body.id, { ...expected.ok, revoked: false });
-          order.push(res.body.id);
-        } else if (op.op === 'revoke') {
-          const id = order[op.target % Math.max(1, order.length)];
-          if (id === undefined) continue;
-          expectVerdict(await send('DELETE', `/api/v1/tokens/${id}`), 204, `DELETE token ${id}`);
-          model.get(id)!.revoked = true;
-        } else {
-          const res = await send('DELETE', `/api/v1/tokens/${pathId(op.id)}`);
-          expectVerdict(res, { status: 404, codes: ['not.found'] }, `DELETE /api/v1/tokens/${op.id}`);
         }
-      }
-      const listed = (await send('GET', '/api/v1/tokens')).body.entities as (TokenModel & { id: string; revokedAt?: string; token?: string })[];
-      const mine = listed.filter((t) => model.has(t.id));
-      expect(mine.map((t) => t.id).sort()).toEqual([...model.keys()].sort());
-      for (const t of mine) {
-        const m = model.get(t.id)!;
-        expect({ name: t.name, permissions: t.permissions, revoked: t.revokedAt !== undefined, secret: t.token }).toEqual({ ...m, secret: undefined });
-      }
-    }, { numRuns: 250, timeLimitMs: 45_000 });
+        const listed = (await send('GET', '/api/v1/tokens')).body.entities as (TokenModel & {
+          id: string;
+          revokedAt?: string;
+          token?: string;
+        })[];
+        const mine = listed.filter((t) => model.has(t.id));
+        expect(mine.map((t) => t.id).sort()).toEqual([...model.keys()].sort());
+        for (const t of mine) {
+          const m = model.get(t.id)!;
+          expect({ name: t.name, permissions: t.permissions, revoked: t.revokedAt !== undefined, secret: t.token }).toEqual({
+            ...m,
+            secret: undefined,
+          });
+        }
+      },
+      { numRuns: 250, timeLimitMs: 45_000 },
+    );
   }, 240_000);
 });
 
@@ -160,8 +210,14 @@ interface RoomModel {
   topic: string | null;
 }
 
-const roomNear = nearSchema(fc.record({ name: nameArb, topic: topicArb }, { requiredKeys: ['name'] }), { name: wrongNameArb, topic: wrongTopicArb });
-const roomPatchNear = nearSchema(fc.record({ name: nameArb, topic: topicArb }, { requiredKeys: [] }), { name: wrongNameArb, topic: wrongTopicArb });
+const roomNear = nearSchema(fc.record({ name: nameArb, topic: topicArb }, { requiredKeys: ['name'] }), {
+  name: wrongNameArb,
+  topic: wrongTopicArb,
+});
+const roomPatchNear = nearSchema(fc.record({ name: nameArb, topic: topicArb }, { requiredKeys: [] }), {
+  name: wrongNameArb,
+  topic: wrongTopicArb,
+});
 
 function roomCreateVerdict(body: Body): Outcome<RoomModel> {
   const t = transportVerdict(body, 64 * KIB);
@@ -196,7 +252,10 @@ function roomPatchVerdict(body: Body): Outcome<Partial<RoomModel>> {
 }
 
 type Target = { known: number } | { strange: string };
-const targetArb: fc.Arbitrary<Target> = fc.oneof({ weight: 3, arbitrary: fc.nat(30).map((known) => ({ known })) }, { weight: 1, arbitrary: strangeIdArb.map((strange) => ({ strange })) });
+const targetArb: fc.Arbitrary<Target> = fc.oneof(
+  { weight: 3, arbitrary: fc.nat(30).map((known) => ({ known })) },
+  { weight: 1, arbitrary: strangeIdArb.map((strange) => ({ strange })) },
+);
 
 type RoomOp = { op: 'create'; body: Body } | { op: 'patch'; target: Target; body: Body } | { op: 'delete' | 'get'; target: Target };
 
@@ -204,70 +263,82 @@ describe('fuzzing rooms', () => {
   it('answers every generated room request as the README says and lists exactly the rooms it accepted', async () => {
     const opArb: fc.Arbitrary<RoomOp> = fc.oneof(
       { weight: 6, arbitrary: bodiesAround(roomNear, 64 * KIB).map((body) => ({ op: 'create' as const, body })) },
-      { weight: 4, arbitrary: fc.tuple(targetArb, bodiesAround(roomPatchNear, 64 * KIB)).map(([target, body]) => ({ op: 'patch' as const, target, body })) },
+      {
+        weight: 4,
+        arbitrary: fc
+          .tuple(targetArb, bodiesAround(roomPatchNear, 64 * KIB))
+          .map(([target, body]) => ({ op: 'patch' as const, target, body })),
+      },
       { weight: 1, arbitrary: targetArb.map((target) => ({ op: 'delete' as const, target })) },
       { weight: 1, arbitrary: targetArb.map((target) => ({ op: 'get' as const, target })) },
     );
-    await fuzz('rooms', fc.array(opArb, { minLength: 4, maxLength: 14 }), async (ops) => {
-      const model = new Map<string, RoomModel>();
-      const ever: string[] = [];
-      const resolve = (target: Target): { id: string; exists: boolean; wellFormed: boolean } => {
-        if ('known' in target && ever.length > 0) {
-          const id = ever[target.known % ever.length]!;
-          return { id, exists: model.has(id), wellFormed: true };
-        }
-        const id = 'strange' in target ? target.strange : crypto.randomUUID();
-        return { id, exists: false, wellFormed: UUID_LOWER.test(id) };
-      };
-      for (const op of ops) {
-        if (op.op === 'create') {
-          const what = `POST /api/v1/rooms ${describeBody(op.body)}`;
-          const res = await sendBody('POST', '/api/v1/rooms', op.body);
-          const expected = roomCreateVerdict(op.body);
-          if (!isOk(expected)) {
-            expectVerdict(res, expected, what);
+    await fuzz(
+      'rooms',
+      fc.array(opArb, { minLength: 4, maxLength: 14 }),
+      async (ops) => {
+        const model = new Map<string, RoomModel>();
+        const ever: string[] = [];
+        const resolve = (target: Target): { id: string; exists: boolean; wellFormed: boolean } => {
+          if ('known' in target && ever.length > 0) {
+            const id = ever[target.known % ever.length]!;
+            return { id, exists: model.has(id), wellFormed: true };
+          }
+          const id = 'strange' in target ? target.strange : crypto.randomUUID();
+          return { id, exists: false, wellFormed: UUID_LOWER.test(id) };
+        };
+        for (const op of ops) {
+          if (op.op === 'create') {
+            const what = `POST /api/v1/rooms ${describeBody(op.body)}`;
+            const res = await sendBody('POST', '/api/v1/rooms', op.body);
+            const expected = roomCreateVerdict(op.body);
+            if (!isOk(expected)) {
+              expectVerdict(res, expected, what);
+              continue;
+            }
+            expectVerdict(res, 201, what);
+            expect(res.body, what).toEqual({ id: expect.stringMatching(UUID_LOWER), ...expected.ok, createdAt: expect.any(String) });
+            model.set(res.body.id, expected.ok);
+            ever.push(res.body.id);
             continue;
           }
-          expectVerdict(res, 201, what);
-          expect(res.body, what).toEqual({ id: expect.stringMatching(UUID_LOWER), ...expected.ok, createdAt: expect.any(String) });
-          model.set(res.body.id, expected.ok);
-          ever.push(res.body.id);
-          continue;
-        }
-        const { id, exists, wellFormed } = resolve(op.target);
-        const path = `/api/v1/rooms/${pathId(id)}`;
-        const notFound: Verdict = { status: 404, codes: ['not.found'] };
-        if (op.op === 'patch') {
-          const what = `PATCH ${path} ${describeBody(op.body)}`;
-          const res = await sendBody('PATCH', path, op.body);
-          const expected = roomPatchVerdict(op.body);
-          // Order (README): a malformed id names nothing; then the body; then whether the room exists.
-          if (!wellFormed) expectVerdict(res, notFound, what);
-          else if (!isOk(expected)) expectVerdict(res, expected, what);
-          else if (!exists) expectVerdict(res, notFound, what);
-          else {
-            expectVerdict(res, 200, what);
-            const next = { ...model.get(id)!, ...expected.ok };
-            expect(res.body, what).toEqual({ id, ...next, createdAt: expect.any(String) });
-            model.set(id, next);
+          const { id, exists, wellFormed } = resolve(op.target);
+          const path = `/api/v1/rooms/${pathId(id)}`;
+          const notFound: Verdict = { status: 404, codes: ['not.found'] };
+          if (op.op === 'patch') {
+            const what = `PATCH ${path} ${describeBody(op.body)}`;
+            const res = await sendBody('PATCH', path, op.body);
+            const expected = roomPatchVerdict(op.body);
+            // Order (README): a malformed id names nothing; then the body; then whether the room exists.
+            if (!wellFormed) expectVerdict(res, notFound, what);
+            else if (!isOk(expected)) expectVerdict(res, expected, what);
+            else if (!exists) expectVerdict(res, notFound, what);
+            else {
+              expectVerdict(res, 200, what);
+              const next = { ...model.get(id)!, ...expected.ok };
+              expect(res.body, what).toEqual({ id, ...next, createdAt: expect.any(String) });
+              model.set(id, next);
+            }
+          } else if (op.op === 'delete') {
+            const res = await send('DELETE', path);
+            expectVerdict(res, exists ? 204 : notFound, `DELETE ${path}`);
+            model.delete(id);
+          } else {
+            const res = await send('GET', path);
+            if (!exists) expectVerdict(res, notFound, `GET ${path}`);
+            else expect(res.body).toEqual({ id, ...model.get(id)!, createdAt: expect.any(String) });
           }
-        } else if (op.op === 'delete') {
-          const res = await send('DELETE', path);
-          expectVerdict(res, exists ? 204 : notFound, `DELETE ${path}`);
-          model.delete(id);
-        } else {
-          const res = await send('GET', path);
-          if (!exists) expectVerdict(res, notFound, `GET ${path}`);
-          else expect(res.body).toEqual({ id, ...model.get(id)!, createdAt: expect.any(String) });
         }
-      }
-      const listed = (await send('GET', '/api/v1/rooms')).body.entities as (RoomModel & { id: string; createdAt: string })[];
-      const mine = listed.filter((r) => ever.includes(r.id));
-      expect(Object.fromEntries(mine.map((r) => [r.id, { name: r.name, topic: r.topic }]))).toEqual(Object.fromEntries(model));
-      // Oldest first (README): by createdAt, then id.
-      const sorted = [...listed].sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      expect(listed.map((r) => r.id)).toEqual(sorted.map((r) => r.id));
-    }, { numRuns: 250, timeLimitMs: 45_000 });
+        const listed = (await send('GET', '/api/v1/rooms')).body.entities as (RoomModel & { id: string; createdAt: string })[];
+        const mine = listed.filter((r) => ever.includes(r.id));
+        expect(Object.fromEntries(mine.map((r) => [r.id, { name: r.name, topic: r.topic }]))).toEqual(Object.fromEntries(model));
+        // Oldest first (README): by createdAt, then id.
+        const sorted = [...listed].sort((a, b) =>
+          a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0,
+        );
+        expect(listed.map((r) => r.id)).toEqual(sorted.map((r) => r.id));
+      },
+      { numRuns: 250, timeLimitMs: 45_000 },
+    );
   }, 240_000);
 });
 
@@ -353,7 +424,8 @@ function validHookFields(v: Record<string, unknown>, rooms: ReadonlySet<string>)
   }
   if (v.secret !== undefined) {
     const s = v.secret;
-    if (s !== null && (typeof s !== 'string' || codePoints(s) < 1 || codePoints(s) > 256 || /[\u0000-\u001f\u007f]/.test(s))) return undefined;
+    if (s !== null && (typeof s !== 'string' || codePoints(s) < 1 || codePoints(s) > 256 || /[\u0000-\u001f\u007f]/.test(s)))
+      return undefined;
     fields.secret = s as string | null;
   }
   return { fields, missingRoom };
@@ -414,7 +486,9 @@ function view(id: string, m: HookModel) {
     url: `http://switchboard.test/webhooks/api/v1/webhook/${id}`,
     ...shown,
     ...(SIGNED_KINDS.includes(m.kind) ? { hasSecret: secret !== null } : {}),
-    createdAt: expect.any(String), updatedAt: expect.any(String) };
+    createdAt: expect.any(String),
+    updatedAt: expect.any(String),
+  };
 }
 
 type HookOp =
@@ -444,12 +518,20 @@ describe('fuzzing webhooks', () => {
       field: fc.constantFrom('Message', 'body', ''),
       match: fc.constantFrom('regex', 'suffix', 'EXACT'),
       value: fc.constantFrom('', 'v'.repeat(1001), '😀'.repeat(1001)),
-      roomIds: fc.oneof(fc.constant([]), fc.array(roomIdArb, { minLength: 11, maxLength: 11 }), fc.tuple(roomIdArb, wrongRoomIdArb).map((ids) => ids)),
+      roomIds: fc.oneof(
+        fc.constant([]),
+        fc.array(roomIdArb, { minLength: 11, maxLength: 11 }),
+        fc.tuple(roomIdArb, wrongRoomIdArb).map((ids) => ids),
+      ),
     });
     const rateArb = fc.record(
       {
         burst: fc.oneof(fc.integer({ min: 1, max: 100_000 }), fc.constantFrom(1, 100_000), fc.constant(new RawJson('1.0'))),
-        perSecond: fc.oneof(fc.double({ min: 0.001, max: 100_000, noNaN: true }), fc.constantFrom(5e-324, 100_000, 0.01), fc.constant(new RawJson('1E+2'))),
+        perSecond: fc.oneof(
+          fc.double({ min: 0.001, max: 100_000, noNaN: true }),
+          fc.constantFrom(5e-324, 100_000, 0.01),
+          fc.constant(new RawJson('1E+2')),
+        ),
       },
       { requiredKeys: [] },
     );
@@ -459,15 +541,27 @@ describe('fuzzing webhooks', () => {
     });
     const signed = fc.constantFrom(...SIGNED_KINDS);
     const unsigned = fc.constantFrom(...KINDS.filter((k) => !SIGNED_KINDS.includes(k)));
-    const secretArb = fc.oneof(oddText({ minLength: 1, maxLength: 12, wellFormed: true }).filter((t) => !/[\u0000-\u001f\u007f]/.test(t)), fc.constantFrom('s'.repeat(256), '😀'.repeat(256)));
+    const secretArb = fc.oneof(
+      oddText({ minLength: 1, maxLength: 12, wellFormed: true }).filter((t) => !/[\u0000-\u001f\u007f]/.test(t)),
+      fc.constantFrom('s'.repeat(256), '😀'.repeat(256)),
+    );
     const optional = {
       active: fc.boolean(),
-      mappings: fc.oneof({ weight: 4, arbitrary: fc.array(mappingArb, { maxLength: 3 }) }, { weight: 1, arbitrary: fc.array(mappingArb, { minLength: 20, maxLength: 20 }) }),
+      mappings: fc.oneof(
+        { weight: 4, arbitrary: fc.array(mappingArb, { maxLength: 3 }) },
+        { weight: 1, arbitrary: fc.array(mappingArb, { minLength: 20, maxLength: 20 }) },
+      ),
       rateLimit: rateArb,
     };
     const validCreate = fc.oneof(
-      fc.record({ name: nameArb, kind: unsigned, roomId: roomIdArb, ...optional, secret: fc.constant(null) }, { requiredKeys: ['name', 'kind', 'roomId'] }),
-      fc.record({ name: nameArb, kind: signed, roomId: roomIdArb, ...optional, secret: fc.oneof(fc.constant(null), secretArb) }, { requiredKeys: ['name', 'kind', 'roomId'] }),
+      fc.record(
+        { name: nameArb, kind: unsigned, roomId: roomIdArb, ...optional, secret: fc.constant(null) },
+        { requiredKeys: ['name', 'kind', 'roomId'] },
+      ),
+      fc.record(
+        { name: nameArb, kind: signed, roomId: roomIdArb, ...optional, secret: fc.oneof(fc.constant(null), secretArb) },
+        { requiredKeys: ['name', 'kind', 'roomId'] },
+      ),
     );
     const wrongFields = {
       name: wrongNameArb,
@@ -482,78 +576,89 @@ describe('fuzzing webhooks', () => {
     const patchNear = nearSchema(
       fc.oneof(
         fc.record({ name: nameArb, kind: unsigned, roomId: roomIdArb, ...optional, secret: fc.constant(null) }, { requiredKeys: [] }),
-        fc.record({ name: nameArb, kind: signed, roomId: roomIdArb, ...optional, secret: fc.oneof(fc.constant(null), secretArb) }, { requiredKeys: [] }),
+        fc.record(
+          { name: nameArb, kind: signed, roomId: roomIdArb, ...optional, secret: fc.oneof(fc.constant(null), secretArb) },
+          { requiredKeys: [] },
+        ),
       ),
       wrongFields,
     );
 
     const opArb: fc.Arbitrary<HookOp> = fc.oneof(
       { weight: 6, arbitrary: bodiesAround(createNear, 64 * KIB).map((body) => ({ op: 'create' as const, body })) },
-      { weight: 4, arbitrary: fc.tuple(targetArb, bodiesAround(patchNear, 64 * KIB)).map(([target, body]) => ({ op: 'patch' as const, target, body })) },
+      {
+        weight: 4,
+        arbitrary: fc.tuple(targetArb, bodiesAround(patchNear, 64 * KIB)).map(([target, body]) => ({ op: 'patch' as const, target, body })),
+      },
       { weight: 1, arbitrary: targetArb.map((target) => ({ op: 'delete' as const, target })) },
       { weight: 1, arbitrary: targetArb.map((target) => ({ op: 'rotate' as const, target })) },
       { weight: 1, arbitrary: targetArb.map((target) => ({ op: 'get' as const, target })) },
     );
 
-    await fuzz('webhooks', fc.array(opArb, { minLength: 4, maxLength: 14 }), async (ops) => {
-      const model = new Map<string, HookModel>();
-      const ever: string[] = [];
-      const notFound: Verdict = { status: 404, codes: ['not.found'] };
-      for (const op of ops) {
-        if (op.op === 'create') {
-          const what = `POST /api/v1/webhooks ${describeBody(op.body)}`;
-          const res = await sendBody('POST', '/api/v1/webhooks', op.body);
-          const expected = hookCreateVerdict(op.body, rooms);
-          if (!isOk(expected)) {
-            expectVerdict(res, expected, what);
+    await fuzz(
+      'webhooks',
+      fc.array(opArb, { minLength: 4, maxLength: 14 }),
+      async (ops) => {
+        const model = new Map<string, HookModel>();
+        const ever: string[] = [];
+        const notFound: Verdict = { status: 404, codes: ['not.found'] };
+        for (const op of ops) {
+          if (op.op === 'create') {
+            const what = `POST /api/v1/webhooks ${describeBody(op.body)}`;
+            const res = await sendBody('POST', '/api/v1/webhooks', op.body);
+            const expected = hookCreateVerdict(op.body, rooms);
+            if (!isOk(expected)) {
+              expectVerdict(res, expected, what);
+              continue;
+            }
+            expectVerdict(res, 201, what);
+            expect(res.body, what).toEqual(view(res.body.id, expected.ok));
+            model.set(res.body.id, expected.ok);
+            ever.push(res.body.id);
             continue;
           }
-          expectVerdict(res, 201, what);
-          expect(res.body, what).toEqual(view(res.body.id, expected.ok));
-          model.set(res.body.id, expected.ok);
-          ever.push(res.body.id);
-          continue;
-        }
-        let id: string;
-        if ('known' in op.target && ever.length > 0) id = ever[op.target.known % ever.length]!;
-        else id = 'strange' in op.target ? op.target.strange : crypto.randomUUID();
-        const wellFormed = UUID_LOWER.test(id);
-        const current = model.get(id);
-        const path = `/api/v1/webhooks/${pathId(id)}`;
-        if (op.op === 'patch') {
-          const what = `PATCH ${path} ${describeBody(op.body)}`;
-          const res = await sendBody('PATCH', path, op.body);
-          const expected = wellFormed ? hookPatchVerdict(op.body, rooms, current) : notFound;
-          if (!isOk(expected)) expectVerdict(res, expected, what);
-          else {
-            expectVerdict(res, 200, what);
-            expect(res.body, what).toEqual(view(id, expected.ok));
-            model.set(id, expected.ok);
+          let id: string;
+          if ('known' in op.target && ever.length > 0) id = ever[op.target.known % ever.length]!;
+          else id = 'strange' in op.target ? op.target.strange : crypto.randomUUID();
+          const wellFormed = UUID_LOWER.test(id);
+          const current = model.get(id);
+          const path = `/api/v1/webhooks/${pathId(id)}`;
+          if (op.op === 'patch') {
+            const what = `PATCH ${path} ${describeBody(op.body)}`;
+            const res = await sendBody('PATCH', path, op.body);
+            const expected = wellFormed ? hookPatchVerdict(op.body, rooms, current) : notFound;
+            if (!isOk(expected)) expectVerdict(res, expected, what);
+            else {
+              expectVerdict(res, 200, what);
+              expect(res.body, what).toEqual(view(id, expected.ok));
+              model.set(id, expected.ok);
+            }
+          } else if (op.op === 'delete') {
+            expectVerdict(await send('DELETE', path), current ? 204 : notFound, `DELETE ${path}`);
+            model.delete(id);
+          } else if (op.op === 'get') {
+            const res = await send('GET', path);
+            if (!current) expectVerdict(res, notFound, `GET ${path}`);
+            else expect(res.body).toEqual(view(id, current));
+          } else {
+            const res = await send('POST', `${path}/rotate`);
+            if (!current) {
+              expectVerdict(res, notFound, `POST ${path}/rotate`);
+              continue;
+            }
+            expectVerdict(res, 200, `POST ${path}/rotate`);
+            expect(res.body.id).not.toBe(id);
+            expect(res.body).toEqual(view(res.body.id, current));
+            model.delete(id);
+            model.set(res.body.id, current);
+            ever.push(res.body.id);
           }
-        } else if (op.op === 'delete') {
-          expectVerdict(await send('DELETE', path), current ? 204 : notFound, `DELETE ${path}`);
-          model.delete(id);
-        } else if (op.op === 'get') {
-          const res = await send('GET', path);
-          if (!current) expectVerdict(res, notFound, `GET ${path}`);
-          else expect(res.body).toEqual(view(id, current));
-        } else {
-          const res = await send('POST', `${path}/rotate`);
-          if (!current) {
-            expectVerdict(res, notFound, `POST ${path}/rotate`);
-            continue;
-          }
-          expectVerdict(res, 200, `POST ${path}/rotate`);
-          expect(res.body.id).not.toBe(id);
-          expect(res.body).toEqual(view(res.body.id, current));
-          model.delete(id);
-          model.set(res.body.id, current);
-          ever.push(res.body.id);
         }
-      }
-      const listed = (await send('GET', '/api/v1/webhooks')).body.entities as { id: string }[];
-      const mine = listed.filter((h) => ever.includes(h.id));
-      expect(Object.fromEntries(mine.map((h) => [h.id, h]))).toEqual(Object.fromEntries([...model].map(([id, m]) => [id, view(id, m)])));
-    }, { numRuns: 250, timeLimitMs: 45_000 });
+        const listed = (await send('GET', '/api/v1/webhooks')).body.entities as { id: string }[];
+        const mine = listed.filter((h) => ever.includes(h.id));
+        expect(Object.fromEntries(mine.map((h) => [h.id, h]))).toEqual(Object.fromEntries([...model].map(([id, m]) => [id, view(id, m)])));
+      },
+      { numRuns: 250, timeLimitMs: 45_000 },
+    );
   }, 240_000);
 });

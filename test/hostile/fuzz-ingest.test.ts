@@ -12,9 +12,34 @@ import { env } from 'cloudflare:test';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { OBSERVED_METRIC_NAMES } from '../../src/analytics/catalog';
-import { canonicalize, observationsFromRecords, referenceAggregate, type AggregateQuery, type ConversationRecord } from '../support/reference-aggregator';
-import { acceptedContentType, anyJson, brokenJsonText, clip, deepNesting, invalidUtf8Body, mutateDeep, refusedContentType } from './support/arbitraries';
-import { describe as describeBody, isPlainObject, jsonBody, makeBody, parsed, sendBody, transportVerdict, type Body, type Verdict } from './support/bodies';
+import {
+  canonicalize,
+  observationsFromRecords,
+  referenceAggregate,
+  type AggregateQuery,
+  type ConversationRecord,
+} from '../support/reference-aggregator';
+import {
+  acceptedContentType,
+  anyJson,
+  brokenJsonText,
+  clip,
+  deepNesting,
+  invalidUtf8Body,
+  mutateDeep,
+  refusedContentType,
+} from './support/arbitraries';
+import {
+  describe as describeBody,
+  isPlainObject,
+  jsonBody,
+  makeBody,
+  parsed,
+  sendBody,
+  transportVerdict,
+  type Body,
+  type Verdict,
+} from './support/bodies';
 import { call } from './support/client';
 import { expectWellFormedAnswer, fuzz } from './support/fuzz';
 import { DAY } from './support/instants';
@@ -33,14 +58,47 @@ function nextCase(): CaseContext {
 type Template = { kind: 'json'; value: unknown; contentType: string | undefined } | { kind: 'raw'; body: Body };
 
 const templateArb: fc.Arbitrary<Template> = fc.oneof(
-  { weight: 8, arbitrary: fc.tuple(fc.array(recordArb, { minLength: 1, maxLength: 4 }), acceptedContentType).map(([conversations, ct]) => ({ kind: 'json' as const, value: { conversations }, contentType: ct })) },
-  { weight: 8, arbitrary: mutateDeep(fc.array(recordArb, { minLength: 1, maxLength: 3 }).map((conversations) => ({ conversations })), wrongFor).map((value) => ({ kind: 'json' as const, value, contentType: 'application/json' })) },
-  { weight: 1, arbitrary: fc.tuple(fc.array(recordArb, { maxLength: 1 }), refusedContentType).map(([conversations, ct]) => ({ kind: 'json' as const, value: { conversations }, contentType: ct })) },
-  { weight: 1, arbitrary: fc.constantFrom<unknown>({ conversations: [] }, { conversations: {} }, { conversations: null }, {}, [], null, 'conversations').map((value) => ({ kind: 'json' as const, value, contentType: 'application/json' })) },
+  {
+    weight: 8,
+    arbitrary: fc
+      .tuple(fc.array(recordArb, { minLength: 1, maxLength: 4 }), acceptedContentType)
+      .map(([conversations, ct]) => ({ kind: 'json' as const, value: { conversations }, contentType: ct })),
+  },
+  {
+    weight: 8,
+    arbitrary: mutateDeep(
+      fc.array(recordArb, { minLength: 1, maxLength: 3 }).map((conversations) => ({ conversations })),
+      wrongFor,
+    ).map((value) => ({ kind: 'json' as const, value, contentType: 'application/json' })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(fc.array(recordArb, { maxLength: 1 }), refusedContentType)
+      .map(([conversations, ct]) => ({ kind: 'json' as const, value: { conversations }, contentType: ct })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom<unknown>({ conversations: [] }, { conversations: {} }, { conversations: null }, {}, [], null, 'conversations')
+      .map((value) => ({ kind: 'json' as const, value, contentType: 'application/json' })),
+  },
   { weight: 1, arbitrary: anyJson.map((value) => ({ kind: 'json' as const, value, contentType: 'application/json' })) },
-  { weight: 1, arbitrary: deepNesting.map((raw) => ({ kind: 'json' as const, value: { conversations: raw }, contentType: 'application/json' })) },
-  { weight: 1, arbitrary: brokenJsonText.map((t) => ({ kind: 'raw' as const, body: makeBody(new TextEncoder().encode(t), 'application/json', 'broken json') })) },
-  { weight: 1, arbitrary: invalidUtf8Body.map((bytes) => ({ kind: 'raw' as const, body: makeBody(bytes, 'application/json', 'invalid utf-8') })) },
+  {
+    weight: 1,
+    arbitrary: deepNesting.map((raw) => ({ kind: 'json' as const, value: { conversations: raw }, contentType: 'application/json' })),
+  },
+  {
+    weight: 1,
+    arbitrary: brokenJsonText.map((t) => ({
+      kind: 'raw' as const,
+      body: makeBody(new TextEncoder().encode(t), 'application/json', 'broken json'),
+    })),
+  },
+  {
+    weight: 1,
+    arbitrary: invalidUtf8Body.map((bytes) => ({ kind: 'raw' as const, body: makeBody(bytes, 'application/json', 'invalid utf-8') })),
+  },
 );
 
 interface Case {
@@ -52,7 +110,10 @@ const caseArb: fc.Arbitrary<Case> = fc.array(templateArb, { minLength: 2, maxLen
   const ctx = nextCase();
   const bodies = templates.map((t) => (t.kind === 'raw' ? t.body : jsonBody(materialize(t.value, ctx), t.contentType, 'ingest')));
   const c = { ctx, bodies };
-  Object.defineProperty(c, fc.toStringMethod, { value: () => `case ${ctx.prefix} day ${new Date(ctx.dayStart).toISOString().slice(0, 10)}: ${bodies.map(describeBody).join(' | ')}`, enumerable: false });
+  Object.defineProperty(c, fc.toStringMethod, {
+    value: () => `case ${ctx.prefix} day ${new Date(ctx.dayStart).toISOString().slice(0, 10)}: ${bodies.map(describeBody).join(' | ')}`,
+    enumerable: false,
+  });
   return c;
 });
 
@@ -60,7 +121,8 @@ function ingestVerdict(body: Body): Verdict | { ok: ConversationRecord[] } {
   const t = transportVerdict(body, 5 * 1024 * 1024);
   if (t) return t;
   const v = parsed(body);
-  if (isPlainObject(v) && Array.isArray(v.conversations) && v.conversations.length > 1000) return { status: 413, codes: ['payload.too.large'] };
+  if (isPlainObject(v) && Array.isArray(v.conversations) && v.conversations.length > 1000)
+    return { status: 413, codes: ['payload.too.large'] };
   const c = new Check();
   const root = c.obj(v);
   const records = c.list(root.conversations, Infinity, (r) => checkRecord(c, r));
@@ -85,7 +147,22 @@ function queriesFor(day: string): { query: AggregateQuery; source: RegExp }[] {
         interval: day,
         groupBy: ['ani', 'participantName'],
         metrics: METRICS,
-        filter: { type: 'or', predicates: [{ dimension: 'queueId', value: 'q\u0000' }, { dimension: 'divisionId', operator: 'exists' }], clauses: [{ type: 'and', predicates: [{ dimension: 'purpose', value: 'agent' }, { dimension: 'disconnectType', operator: 'notExists' }] }] },
+        filter: {
+          type: 'or',
+          predicates: [
+            { dimension: 'queueId', value: 'q\u0000' },
+            { dimension: 'divisionId', operator: 'exists' },
+          ],
+          clauses: [
+            {
+              type: 'and',
+              predicates: [
+                { dimension: 'purpose', value: 'agent' },
+                { dimension: 'disconnectType', operator: 'notExists' },
+              ],
+            },
+          ],
+        },
       },
       source: /^raw$/,
     },
@@ -94,39 +171,59 @@ function queriesFor(day: string): { query: AggregateQuery; source: RegExp }[] {
 
 describe('fuzzing ingest', () => {
   it('answers every generated ingest as the README says and stores exactly the observations of the accepted records', async () => {
-    await fuzz('ingest', caseArb, async ({ ctx, bodies }) => {
-      const accepted: ConversationRecord[] = [];
-      for (const body of bodies) {
-        const what = `POST ingest ${describeBody(body)}`;
-        const res = await sendBody('POST', INGEST, body);
-        expectWellFormedAnswer(res, what);
-        const verdict = ingestVerdict(body);
-        const say = `${what} → ${res.status} ${clip(JSON.stringify(res.body) ?? '', 400)}`;
-        if (!('ok' in verdict)) {
-          expect(res.status, say).toBe(verdict.status);
-          expect(verdict.codes, say).toContain(res.body.code);
-          continue;
+    await fuzz(
+      'ingest',
+      caseArb,
+      async ({ ctx, bodies }) => {
+        const accepted: ConversationRecord[] = [];
+        for (const body of bodies) {
+          const what = `POST ingest ${describeBody(body)}`;
+          const res = await sendBody('POST', INGEST, body);
+          expectWellFormedAnswer(res, what);
+          const verdict = ingestVerdict(body);
+          const say = `${what} → ${res.status} ${clip(JSON.stringify(res.body) ?? '', 400)}`;
+          if (!('ok' in verdict)) {
+            expect(res.status, say).toBe(verdict.status);
+            expect(verdict.codes, say).toContain(res.body.code);
+            continue;
+          }
+          const before = observationsFromRecords(accepted).length;
+          const after = observationsFromRecords([...accepted, ...verdict.ok]).length;
+          const metricCount = verdict.ok.reduce(
+            (n, r) => n + r.participants.reduce((m, p) => m + p.sessions.reduce((k, s) => k + (s.metrics?.length ?? 0), 0), 0),
+            0,
+          );
+          expect(res.status, say).toBe(200);
+          expect(res.body, say).toEqual({
+            conversations: new Set(verdict.ok.map((r) => r.conversationId)).size,
+            observations: after - before,
+            duplicates: metricCount - (after - before),
+          });
+          accepted.push(...verdict.ok);
         }
-        const before = observationsFromRecords(accepted).length;
-        const after = observationsFromRecords([...accepted, ...verdict.ok]).length;
-        const metricCount = verdict.ok.reduce((n, r) => n + r.participants.reduce((m, p) => m + p.sessions.reduce((k, s) => k + (s.metrics?.length ?? 0), 0), 0), 0);
-        expect(res.status, say).toBe(200);
-        expect(res.body, say).toEqual({ conversations: new Set(verdict.ok.map((r) => r.conversationId)).size, observations: after - before, duplicates: metricCount - (after - before) });
-        accepted.push(...verdict.ok);
-      }
 
-      const day = `${new Date(ctx.dayStart).toISOString()}/${new Date(ctx.dayStart + DAY).toISOString()}`;
-      for (const { query, source } of queriesFor(day)) {
-        const res = await call('POST', QUERY, { json: query });
-        expect(res.status, JSON.stringify(res.body)).toBe(200);
-        expect(res.headers.get('Switchboard-Query-Source')).toMatch(source);
-        expect(canonicalize(res.body, METRICS), JSON.stringify(query)).toEqual(canonicalize(referenceAggregate(accepted, query), METRICS));
-      }
+        const day = `${new Date(ctx.dayStart).toISOString()}/${new Date(ctx.dayStart + DAY).toISOString()}`;
+        for (const { query, source } of queriesFor(day)) {
+          const res = await call('POST', QUERY, { json: query });
+          expect(res.status, JSON.stringify(res.body)).toBe(200);
+          expect(res.headers.get('Switchboard-Query-Source')).toMatch(source);
+          expect(canonicalize(res.body, METRICS), JSON.stringify(query)).toEqual(
+            canonicalize(referenceAggregate(accepted, query), METRICS),
+          );
+        }
 
-      // D1: one row per accepted conversation of this case that carried a metric, and no other.
-      const withMetrics = new Set(accepted.filter((r) => r.participants.some((p) => p.sessions.some((s) => (s.metrics?.length ?? 0) > 0))).map((r) => r.conversationId));
-      const rows = await env.DB.prepare('SELECT id FROM conversations WHERE substr(id, 1, ?1) = ?2').bind(ctx.prefix.length, ctx.prefix).all<{ id: string }>();
-      expect(new Set(rows.results.map((r) => r.id))).toEqual(new Set([...withMetrics].filter((id) => id.startsWith(ctx.prefix))));
-    }, { numRuns: 250, timeLimitMs: 45_000 });
+        // D1: one row per accepted conversation of this case that carried a metric, and no other.
+        const withMetrics = new Set(
+          accepted
+            .filter((r) => r.participants.some((p) => p.sessions.some((s) => (s.metrics?.length ?? 0) > 0)))
+            .map((r) => r.conversationId),
+        );
+        const rows = await env.DB.prepare('SELECT id FROM conversations WHERE substr(id, 1, ?1) = ?2')
+          .bind(ctx.prefix.length, ctx.prefix)
+          .all<{ id: string }>();
+        expect(new Set(rows.results.map((r) => r.id))).toEqual(new Set([...withMetrics].filter((id) => id.startsWith(ctx.prefix))));
+      },
+      { numRuns: 250, timeLimitMs: 45_000 },
+    );
   }, 300_000);
 });

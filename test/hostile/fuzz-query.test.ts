@@ -12,9 +12,24 @@ import { env } from 'cloudflare:test';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DIMENSIONS, METRIC_NAMES, OBSERVED_METRIC_NAMES } from '../../src/analytics/catalog';
-import { aggregateObservations, canonicalize, observationsFromRecords, type AggregateQuery, type ConversationRecord, type Observation } from '../support/reference-aggregator';
+import {
+  aggregateObservations,
+  canonicalize,
+  observationsFromRecords,
+  type AggregateQuery,
+  type ConversationRecord,
+  type Observation,
+} from '../support/reference-aggregator';
 import { clip, mutateDeep, numberishString, oddText, rawNumber } from './support/arbitraries';
-import { bodiesAround, containsLoneSurrogate, describe as describeBody, jsonBody, sendBody, transportVerdict, type Body } from './support/bodies';
+import {
+  bodiesAround,
+  containsLoneSurrogate,
+  describe as describeBody,
+  jsonBody,
+  sendBody,
+  transportVerdict,
+  type Body,
+} from './support/bodies';
 import { call } from './support/client';
 import { expectWellFormedAnswer, fieldNames, fuzz, FUZZ_SEED } from './support/fuzz';
 import { DAY, Instant, writeInstant } from './support/instants';
@@ -34,7 +49,9 @@ let fixedAnswer: unknown;
 let rowCount = 0;
 
 async function datasetState(): Promise<{ answer: unknown; rows: number }> {
-  const res = await call('POST', QUERY, { json: { interval: `${iso(WINDOW)}/${iso(WINDOW + 3 * DAY)}`, granularity: 'PT6H', groupBy: ['queueId', 'userId'] } });
+  const res = await call('POST', QUERY, {
+    json: { interval: `${iso(WINDOW)}/${iso(WINDOW + 3 * DAY)}`, granularity: 'PT6H', groupBy: ['queueId', 'userId'] },
+  });
   const rows = await env.DB.prepare("SELECT count(*) AS n FROM conversations WHERE substr(id, 1, 3) = 'fq-'").first<{ n: number }>();
   return { answer: res.body, rows: rows!.n };
 }
@@ -46,7 +63,9 @@ function iso(ms: number): string {
 beforeAll(async () => {
   // The data set: generated records, spread over three days, all valid by construction (checked).
   const templates = fc.sample(recordArb, { seed: FUZZ_SEED, numRuns: 90 });
-  const records = templates.map((t, i) => materialize(t, { dayStart: WINDOW + (i % 3) * DAY, prefix: 'fq-' })).filter((r) => !containsLoneSurrogate(r));
+  const records = templates
+    .map((t, i) => materialize(t, { dayStart: WINDOW + (i % 3) * DAY, prefix: 'fq-' }))
+    .filter((r) => !containsLoneSurrogate(r));
   const check = new Check();
   const normalised: ConversationRecord[] = records.map((r) => checkRecord(check, r));
   expect([...check.issues]).toEqual([]);
@@ -89,9 +108,21 @@ const GRANULARITY: [string | undefined, number][] = [
 ];
 
 const dimensionArb = fc.constantFrom(...DIMENSIONS);
-const valueFor = (dimension: string) => fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...(pools.get(dimension) ?? ['none'])) }, { weight: 1, arbitrary: oddText({ minLength: 1, maxLength: 6, wellFormed: true }) });
+const valueFor = (dimension: string) =>
+  fc.oneof(
+    { weight: 5, arbitrary: fc.constantFrom(...(pools.get(dimension) ?? ['none'])) },
+    { weight: 1, arbitrary: oddText({ minLength: 1, maxLength: 6, wellFormed: true }) },
+  );
 const rangeArb = fc
-  .record({ gt: fc.integer({ min: 0, max: 500_000 }), gte: fc.integer({ min: 0, max: 500_000 }), lt: fc.integer({ min: 1, max: 1_000_000 }), lte: fc.integer({ min: 0, max: 1_000_000 }) }, { requiredKeys: [] })
+  .record(
+    {
+      gt: fc.integer({ min: 0, max: 500_000 }),
+      gte: fc.integer({ min: 0, max: 500_000 }),
+      lt: fc.integer({ min: 1, max: 1_000_000 }),
+      lte: fc.integer({ min: 0, max: 1_000_000 }),
+    },
+    { requiredKeys: [] },
+  )
   .filter((r) => Object.keys(r).length > 0);
 const dimensionPredicateArb = dimensionArb.chain((dimension) =>
   fc.oneof(
@@ -102,20 +133,29 @@ const dimensionPredicateArb = dimensionArb.chain((dimension) =>
 );
 const metricPredicateArb = fc.record({ type: fc.constant('metric'), metric: fc.constantFrom(...OBSERVED), range: rangeArb });
 const predicateArb = fc.oneof({ weight: 4, arbitrary: dimensionPredicateArb }, { weight: 1, arbitrary: metricPredicateArb });
-const filterArb = fc.record(
-  {
-    type: fc.constantFrom('and', 'or'),
-    predicates: fc.array(predicateArb, { maxLength: 3 }),
-    clauses: fc.array(fc.record({ type: fc.constantFrom('and', 'or'), predicates: fc.array(predicateArb, { minLength: 1, maxLength: 2 }) }), { maxLength: 2 }),
-  },
-  { requiredKeys: ['type'] },
-).filter((f) => (f.predicates?.length ?? 0) + (f.clauses?.length ?? 0) > 0); // an empty `or`: see the report (reference and README disagree)
+const filterArb = fc
+  .record(
+    {
+      type: fc.constantFrom('and', 'or'),
+      predicates: fc.array(predicateArb, { maxLength: 3 }),
+      clauses: fc.array(
+        fc.record({ type: fc.constantFrom('and', 'or'), predicates: fc.array(predicateArb, { minLength: 1, maxLength: 2 }) }),
+        { maxLength: 2 },
+      ),
+    },
+    { requiredKeys: ['type'] },
+  )
+  .filter((f) => (f.predicates?.length ?? 0) + (f.clauses?.length ?? 0) > 0); // an empty `or`: see the report (reference and README disagree)
 const viewsArb = fc.uniqueArray(
   fc.record({
     target: fc.constantFrom(...TIMERS),
     name: fc.constantFrom('v1', 'v2', 'short', 'Ünïcødé view', '😀'),
     function: fc.constant('rangeBound'),
-    range: fc.oneof(fc.record({ gte: fc.integer({ min: 0, max: 100_000 }) }), fc.record({ lt: fc.integer({ min: 1, max: 100_000 }) }), fc.integer({ min: 0, max: 100_000 }).map((gte) => ({ gte, lt: gte + 1 + (gte % 77_777) }))),
+    range: fc.oneof(
+      fc.record({ gte: fc.integer({ min: 0, max: 100_000 }) }),
+      fc.record({ lt: fc.integer({ min: 1, max: 100_000 }) }),
+      fc.integer({ min: 0, max: 100_000 }).map((gte) => ({ gte, lt: gte + 1 + (gte % 77_777) })),
+    ),
   }),
   { maxLength: 3, selector: (v) => v.name },
 );
@@ -127,12 +167,26 @@ const validQueryArb: fc.Arbitrary<Generated> = fc
     units: fc.integer({ min: 1, max: 12 }),
     form: fc.constantFrom('start/end', 'start/duration', 'duration/end', 'offsets'),
     zone: fc.constantFrom(undefined, undefined, 'UTC', 'Asia/Kolkata', 'America/New_York'),
-    groupBy: fc.oneof({ weight: 4, arbitrary: fc.uniqueArray(dimensionArb, { maxLength: 3 }) }, { weight: 1, arbitrary: fc.uniqueArray(dimensionArb, { minLength: 8, maxLength: 8 }) }),
+    groupBy: fc.oneof(
+      { weight: 4, arbitrary: fc.uniqueArray(dimensionArb, { maxLength: 3 }) },
+      { weight: 1, arbitrary: fc.uniqueArray(dimensionArb, { minLength: 8, maxLength: 8 }) },
+    ),
     metrics: fc.option(fc.uniqueArray(fc.constantFrom(...METRIC_NAMES), { minLength: 1, maxLength: 6 }), { nil: undefined }),
     filter: fc.option(filterArb, { nil: undefined }),
     views: fc.option(viewsArb, { nil: undefined, freq: 4 }),
-    ranked: fc.option(fc.record({ queryType: fc.constantFrom('topN', 'bottomN'), name: fc.constantFrom(...OBSERVED), fn: fc.constantFrom('sum', 'count', 'max', 'min', 'average'), limit: fc.option(fc.integer({ min: 1, max: 10_000 }), { nil: undefined }) }), { nil: undefined, freq: 5 }),
-    compat: fc.option(fc.record({ flattenMultivaluedDimensions: fc.boolean(), alternateTimeDimension: fc.constant('eventTime') }, { requiredKeys: [] }), { nil: undefined, freq: 5 }),
+    ranked: fc.option(
+      fc.record({
+        queryType: fc.constantFrom('topN', 'bottomN'),
+        name: fc.constantFrom(...OBSERVED),
+        fn: fc.constantFrom('sum', 'count', 'max', 'min', 'average'),
+        limit: fc.option(fc.integer({ min: 1, max: 10_000 }), { nil: undefined }),
+      }),
+      { nil: undefined, freq: 5 },
+    ),
+    compat: fc.option(
+      fc.record({ flattenMultivaluedDimensions: fc.boolean(), alternateTimeDimension: fc.constant('eventTime') }, { requiredKeys: [] }),
+      { nil: undefined, freq: 5 },
+    ),
     zoneWritten: fc.integer({ min: -40, max: 40 }),
   })
   .map((p) => {
@@ -171,9 +225,21 @@ const validQueryArb: fc.Arbitrary<Generated> = fc
 // Known faults, each with the answer the README gives
 // -----------------------------------------------------------------------------------------------
 
-type Fault = { name: string; apply: (q: Record<string, unknown>) => Record<string, unknown>; status: number; codes: string[]; field?: string };
+type Fault = {
+  name: string;
+  apply: (q: Record<string, unknown>) => Record<string, unknown>;
+  status: number;
+  codes: string[];
+  field?: string;
+};
 const DAY1 = `${iso(WINDOW)}/${iso(WINDOW + DAY)}`;
-const invalid = (name: string, apply: Fault['apply'], field?: string, codes = ['invalid.value']): Fault => ({ name, apply, status: 400, codes, field });
+const invalid = (name: string, apply: Fault['apply'], field?: string, codes = ['invalid.value']): Fault => ({
+  name,
+  apply,
+  status: 400,
+  codes,
+  field,
+});
 const with_ = (patch: Record<string, unknown>) => (q: Record<string, unknown>) => ({ ...q, ...patch });
 const nine = ['queueId', 'userId', 'direction', 'purpose', 'wrapUpCode', 'disconnectType', 'divisionId', 'ani', 'dnis'];
 
@@ -181,8 +247,14 @@ const FAULTS: Fault[] = [
   invalid('interval missing', (q) => Object.fromEntries(Object.entries(q).filter(([k]) => k !== 'interval')), 'interval'),
   invalid('interval not ISO', with_({ interval: 'yesterday/today', granularity: undefined }), 'interval', ['invalid.date']),
   invalid('interval with Feb 30', with_({ interval: '2940-02-30T00:00:00Z/P1D', granularity: undefined }), 'interval', ['invalid.date']),
-  invalid('interval with hour 24', with_({ interval: '2940-03-01T24:00:00Z/2940-03-02T00:00:00Z', granularity: undefined }), 'interval', ['invalid.date']),
-  invalid('interval ending before it starts', with_({ interval: `${iso(WINDOW + DAY)}/${iso(WINDOW)}`, granularity: undefined }), 'interval'),
+  invalid('interval with hour 24', with_({ interval: '2940-03-01T24:00:00Z/2940-03-02T00:00:00Z', granularity: undefined }), 'interval', [
+    'invalid.date',
+  ]),
+  invalid(
+    'interval ending before it starts',
+    with_({ interval: `${iso(WINDOW + DAY)}/${iso(WINDOW)}`, granularity: undefined }),
+    'interval',
+  ),
   invalid('empty interval', with_({ interval: `${iso(WINDOW)}/${iso(WINDOW)}`, granularity: undefined }), 'interval'),
   invalid('interval of 733 days', with_({ interval: `${iso(WINDOW)}/P733D`, granularity: undefined, timeZone: undefined }), 'interval'),
   invalid('zero duration', with_({ interval: `${iso(WINDOW)}/PT0M`, granularity: undefined }), 'interval'),
@@ -202,42 +274,148 @@ const FAULTS: Fault[] = [
   invalid('a metric twice', with_({ metrics: ['tTalk', 'tTalk'] }), 'metrics'),
   invalid('101 metrics', with_({ metrics: Array.from({ length: 101 }, (_, i) => METRIC_NAMES[i % METRIC_NAMES.length]) }), 'metrics'),
   invalid('filter type xor', with_({ filter: { type: 'xor', predicates: [] } }), 'filter.type'),
-  invalid('predicate on an unknown dimension', with_({ filter: { type: 'and', predicates: [{ dimension: 'agent', value: 'x' }] } }), 'filter.predicates[0].dimension'),
-  invalid('matches without a value', with_({ filter: { type: 'and', predicates: [{ dimension: 'queueId' }] } }), 'filter.predicates[0].value'),
-  invalid('exists with a value', with_({ filter: { type: 'and', predicates: [{ dimension: 'queueId', operator: 'exists', value: 'q1' }] } }), 'filter.predicates[0].value'),
-  invalid('unknown operator', with_({ filter: { type: 'and', predicates: [{ dimension: 'queueId', operator: 'contains', value: 'q' }] } }), 'filter.predicates[0].operator'),
-  invalid('predicate value over 256 characters', with_({ filter: { type: 'and', predicates: [{ dimension: 'queueId', value: 'q'.repeat(257) }] } }), 'filter.predicates[0].value'),
-  invalid('101 predicates in all', with_({ filter: { type: 'or', predicates: Array.from({ length: 51 }, (_, i) => ({ dimension: 'queueId', value: `q${i}` })), clauses: [{ type: 'or', predicates: Array.from({ length: 50 }, (_, i) => ({ dimension: 'userId', value: `u${i}` })) }] } })),
-  invalid('a clause without predicates', with_({ filter: { type: 'and', clauses: [{ type: 'or', predicates: [] }] } }), 'filter.clauses[0].predicates'),
+  invalid(
+    'predicate on an unknown dimension',
+    with_({ filter: { type: 'and', predicates: [{ dimension: 'agent', value: 'x' }] } }),
+    'filter.predicates[0].dimension',
+  ),
+  invalid(
+    'matches without a value',
+    with_({ filter: { type: 'and', predicates: [{ dimension: 'queueId' }] } }),
+    'filter.predicates[0].value',
+  ),
+  invalid(
+    'exists with a value',
+    with_({ filter: { type: 'and', predicates: [{ dimension: 'queueId', operator: 'exists', value: 'q1' }] } }),
+    'filter.predicates[0].value',
+  ),
+  invalid(
+    'unknown operator',
+    with_({ filter: { type: 'and', predicates: [{ dimension: 'queueId', operator: 'contains', value: 'q' }] } }),
+    'filter.predicates[0].operator',
+  ),
+  invalid(
+    'predicate value over 256 characters',
+    with_({ filter: { type: 'and', predicates: [{ dimension: 'queueId', value: 'q'.repeat(257) }] } }),
+    'filter.predicates[0].value',
+  ),
+  invalid(
+    '101 predicates in all',
+    with_({
+      filter: {
+        type: 'or',
+        predicates: Array.from({ length: 51 }, (_, i) => ({ dimension: 'queueId', value: `q${i}` })),
+        clauses: [{ type: 'or', predicates: Array.from({ length: 50 }, (_, i) => ({ dimension: 'userId', value: `u${i}` })) }],
+      },
+    }),
+  ),
+  invalid(
+    'a clause without predicates',
+    with_({ filter: { type: 'and', clauses: [{ type: 'or', predicates: [] }] } }),
+    'filter.clauses[0].predicates',
+  ),
   invalid('metric predicate without a range', with_({ filter: { type: 'and', predicates: [{ type: 'metric', metric: 'tTalk' }] } })),
-  invalid('metric predicate with an empty range', with_({ filter: { type: 'and', predicates: [{ type: 'metric', metric: 'tTalk', range: {} }] } })),
-  invalid('metric predicate on oServiceLevel', with_({ filter: { type: 'and', predicates: [{ type: 'metric', metric: 'oServiceLevel', range: { gt: 0 } }] } })),
-  invalid('metric predicate bound not a number', with_({ filter: { type: 'and', predicates: [{ type: 'metric', metric: 'tTalk', range: { gt: '5' } }] } })),
-  invalid('eleven views', with_({ views: Array.from({ length: 11 }, (_, i) => ({ target: 'tTalk', name: `v${i}`, function: 'rangeBound', range: { lt: 1000 } })) }), 'views'),
-  invalid('view on a count', with_({ views: [{ target: 'nOffered', name: 'v', function: 'rangeBound', range: { lt: 1000 } }] }), 'views[0].target'),
-  invalid('view named like a metric', with_({ views: [{ target: 'tTalk', name: 'tHandle', function: 'rangeBound', range: { lt: 1000 } }] }), 'views[0].name'),
-  invalid('two views with one name', with_({ views: [{ target: 'tTalk', name: 'v', function: 'rangeBound', range: { lt: 1 } }, { target: 'tAcd', name: 'v', function: 'rangeBound', range: { lt: 2 } }] }), 'views[1].name'),
+  invalid(
+    'metric predicate with an empty range',
+    with_({ filter: { type: 'and', predicates: [{ type: 'metric', metric: 'tTalk', range: {} }] } }),
+  ),
+  invalid(
+    'metric predicate on oServiceLevel',
+    with_({ filter: { type: 'and', predicates: [{ type: 'metric', metric: 'oServiceLevel', range: { gt: 0 } }] } }),
+  ),
+  invalid(
+    'metric predicate bound not a number',
+    with_({ filter: { type: 'and', predicates: [{ type: 'metric', metric: 'tTalk', range: { gt: '5' } }] } }),
+  ),
+  invalid(
+    'eleven views',
+    with_({
+      views: Array.from({ length: 11 }, (_, i) => ({ target: 'tTalk', name: `v${i}`, function: 'rangeBound', range: { lt: 1000 } })),
+    }),
+    'views',
+  ),
+  invalid(
+    'view on a count',
+    with_({ views: [{ target: 'nOffered', name: 'v', function: 'rangeBound', range: { lt: 1000 } }] }),
+    'views[0].target',
+  ),
+  invalid(
+    'view named like a metric',
+    with_({ views: [{ target: 'tTalk', name: 'tHandle', function: 'rangeBound', range: { lt: 1000 } }] }),
+    'views[0].name',
+  ),
+  invalid(
+    'two views with one name',
+    with_({
+      views: [
+        { target: 'tTalk', name: 'v', function: 'rangeBound', range: { lt: 1 } },
+        { target: 'tAcd', name: 'v', function: 'rangeBound', range: { lt: 2 } },
+      ],
+    }),
+    'views[1].name',
+  ),
   invalid('view function sum', with_({ views: [{ target: 'tTalk', name: 'v', function: 'sum', range: { lt: 1 } }] }), 'views[0].function'),
   invalid('view range upside down', with_({ views: [{ target: 'tTalk', name: 'v', function: 'rangeBound', range: { gte: 10, lt: 10 } }] })),
   invalid('unknown queryType', with_({ queryType: 'top', sortMetric: undefined, limit: undefined }), 'queryType'),
   invalid('topN without sortMetric', with_({ queryType: 'topN', sortMetric: undefined, limit: undefined }), 'sortMetric'),
-  invalid('sortMetric on a groupBy query', with_({ queryType: 'groupBy', sortMetric: { name: 'tTalk', function: 'sum' }, limit: undefined }), 'sortMetric'),
+  invalid(
+    'sortMetric on a groupBy query',
+    with_({ queryType: 'groupBy', sortMetric: { name: 'tTalk', function: 'sum' }, limit: undefined }),
+    'sortMetric',
+  ),
   invalid('limit 0', with_({ queryType: 'topN', sortMetric: { name: 'tTalk', function: 'sum' }, limit: 0 }), 'limit'),
   invalid('limit 10,001', with_({ queryType: 'topN', sortMetric: { name: 'tTalk', function: 'sum' }, limit: 10_001 }), 'limit'),
   invalid('limit 1.5', with_({ queryType: 'bottomN', sortMetric: { name: 'tTalk', function: 'max' }, limit: 1.5 }), 'limit'),
   invalid('limit on a groupBy query', with_({ queryType: undefined, sortMetric: undefined, limit: 5 }), 'limit'),
-  invalid('sort function median', with_({ queryType: 'topN', sortMetric: { name: 'tTalk', function: 'median' }, limit: undefined }), 'sortMetric.function'),
+  invalid(
+    'sort function median',
+    with_({ queryType: 'topN', sortMetric: { name: 'tTalk', function: 'median' }, limit: undefined }),
+    'sortMetric.function',
+  ),
   invalid('alternateTimeDimension conversationStart', with_({ alternateTimeDimension: 'conversationStart' }), 'alternateTimeDimension'),
   { name: 'a body over 256 KiB', apply: with_({ padding: 'p'.repeat(256 * 1024) }), status: 413, codes: ['payload.too.large'] },
 ];
 
 /** Wrong values for the query's own fields (anything else gets the generic wrong values). */
 function wrongForQuery(key: string | number): fc.Arbitrary<unknown> | undefined {
-  if (key === 'interval') return fc.oneof(fc.constantFrom('', '/', 'P1D/P1D', '2940-03-01T00:00:00Z/', '2940-03-01T00:00:00Z/PT', '2940-03-01T00:00:00Z/P1.5D', '2940-03-01T00:00:00Z/-P1D', '2940-03-01T00:00:00Z/P999999999Y', '+275760-09-13T00:00:00Z/P1D', '2940-03-01T00:00:00Z/2940-03-01T00:00:00.001Z', '2940-03-01T00:00:00Z/2940-03-02T00:00:00Z/P1D'), oddText({ maxLength: 8 }));
-  if (key === 'granularity') return fc.constantFrom('P', 'PT', 'P1DT', 'PT1.5H', 'PT0.5S', 'P1W1D', 'P1Y', 'P1M', 'PT61S', 'pt1h', 'PT999999999H', '-PT1H', 'PT1M30S');
-  if (key === 'timeZone') return fc.constantFrom('utc', 'Europe/Berlin', 'Etc/GMT+14', 'EST5EDT', 'Z', '+02:00', 'Europe/Kyiv', 'Europe/Kiev', '');
+  if (key === 'interval')
+    return fc.oneof(
+      fc.constantFrom(
+        '',
+        '/',
+        'P1D/P1D',
+        '2940-03-01T00:00:00Z/',
+        '2940-03-01T00:00:00Z/PT',
+        '2940-03-01T00:00:00Z/P1.5D',
+        '2940-03-01T00:00:00Z/-P1D',
+        '2940-03-01T00:00:00Z/P999999999Y',
+        '+275760-09-13T00:00:00Z/P1D',
+        '2940-03-01T00:00:00Z/2940-03-01T00:00:00.001Z',
+        '2940-03-01T00:00:00Z/2940-03-02T00:00:00Z/P1D',
+      ),
+      oddText({ maxLength: 8 }),
+    );
+  if (key === 'granularity')
+    return fc.constantFrom(
+      'P',
+      'PT',
+      'P1DT',
+      'PT1.5H',
+      'PT0.5S',
+      'P1W1D',
+      'P1Y',
+      'P1M',
+      'PT61S',
+      'pt1h',
+      'PT999999999H',
+      '-PT1H',
+      'PT1M30S',
+    );
+  if (key === 'timeZone')
+    return fc.constantFrom('utc', 'Europe/Berlin', 'Etc/GMT+14', 'EST5EDT', 'Z', '+02:00', 'Europe/Kyiv', 'Europe/Kiev', '');
   if (key === 'limit') return fc.oneof(fc.constantFrom(0, 1, 10_000, 10_001, -1, 2 ** 53 + 2), rawNumber, numberishString);
-  if (key === 'gt' || key === 'gte' || key === 'lt' || key === 'lte') return fc.oneof(fc.constantFrom(-1, 1e308, -1e308, 0.5, 5e-324), rawNumber, numberishString);
+  if (key === 'gt' || key === 'gte' || key === 'lt' || key === 'lte')
+    return fc.oneof(fc.constantFrom(-1, 1e308, -1e308, 0.5, 5e-324), rawNumber, numberishString);
   if (key === 'dimension') return fc.constantFrom('QueueId', 'queueid', 'constructor', '__proto__', 'toString', '');
   if (key === 'metric' || key === 'target' || key === 'name') return fc.constantFrom('oServiceLevel', 'tTalk ', 'hasOwnProperty', '');
   return undefined;
@@ -256,8 +434,24 @@ type QueryOp = { kind: 'valid'; q: Generated } | { kind: 'fault'; q: Generated; 
 const opArb: fc.Arbitrary<QueryOp> = fc.oneof(
   { weight: 5, arbitrary: validQueryArb.map((q) => ({ kind: 'valid' as const, q })) },
   { weight: 3, arbitrary: fc.tuple(validQueryArb, fc.constantFrom(...FAULTS)).map(([q, fault]) => ({ kind: 'fault' as const, q, fault })) },
-  { weight: 3, arbitrary: mutateDeep(validQueryArb.map((g) => g.sent), wrongForQuery).map((v) => ({ kind: 'random' as const, body: jsonBody(v, 'application/json', 'random fault') })).filter((o) => shallow(o.body)) },
-  { weight: 2, arbitrary: bodiesAround(validQueryArb.map((g) => g.sent), 256 * 1024).filter(shallow).map((body) => ({ kind: 'random' as const, body })) },
+  {
+    weight: 3,
+    arbitrary: mutateDeep(
+      validQueryArb.map((g) => g.sent),
+      wrongForQuery,
+    )
+      .map((v) => ({ kind: 'random' as const, body: jsonBody(v, 'application/json', 'random fault') }))
+      .filter((o) => shallow(o.body)),
+  },
+  {
+    weight: 2,
+    arbitrary: bodiesAround(
+      validQueryArb.map((g) => g.sent),
+      256 * 1024,
+    )
+      .filter(shallow)
+      .map((body) => ({ kind: 'random' as const, body })),
+  },
 );
 
 function stripUndefined(q: Record<string, unknown>): Record<string, unknown> {
@@ -266,38 +460,42 @@ function stripUndefined(q: Record<string, unknown>): Record<string, unknown> {
 
 describe('fuzzing the aggregate query', () => {
   it('answers valid queries as the reference does, known faults with the documented error, and anything else with a well-formed answer', async () => {
-    await fuzz('aggregate query', fc.array(opArb, { minLength: 4, maxLength: 12 }), async (ops) => {
-      for (const op of ops) {
-        if (op.kind === 'valid') {
-          const res = await call('POST', QUERY, { json: op.q.sent });
-          const what = `query ${clip(JSON.stringify(op.q.sent), 600)}`;
-          expectWellFormedAnswer(res, what);
-          expect(res.status, `${what} → ${clip(JSON.stringify(res.body), 400)}`).toBe(200);
-          const expected = aggregateObservations(observations, op.q.reference, settings);
-          const order = op.q.reference.metrics ?? METRIC_NAMES;
-          expect(canonicalize(res.body, order, op.q.reference), what).toEqual(canonicalize(expected, order, op.q.reference));
-        } else if (op.kind === 'fault') {
-          const sent = stripUndefined(op.fault.apply(op.q.sent));
-          const res = await call('POST', QUERY, { json: sent });
-          const what = `${op.fault.name}: ${clip(JSON.stringify(sent), 600)} → ${res.status} ${clip(JSON.stringify(res.body), 400)}`;
-          expectWellFormedAnswer(res, what);
-          expect(res.status, what).toBe(op.fault.status);
-          expect(op.fault.codes, what).toContain(res.body.code);
-          if (op.fault.field) expect(fieldNames(res), what).toContain(op.fault.field);
-        } else {
-          const res = await sendBody('POST', QUERY, op.body);
-          const what = `query ${describeBody(op.body)}`;
-          expectWellFormedAnswer(res, what);
-          const t = transportVerdict(op.body, 256 * 1024);
-          if (t) {
-            expect(res.status, `${what} → ${clip(JSON.stringify(res.body), 300)}`).toBe(t.status);
-            expect(t.codes, what).toContain(res.body.code);
+    await fuzz(
+      'aggregate query',
+      fc.array(opArb, { minLength: 4, maxLength: 12 }),
+      async (ops) => {
+        for (const op of ops) {
+          if (op.kind === 'valid') {
+            const res = await call('POST', QUERY, { json: op.q.sent });
+            const what = `query ${clip(JSON.stringify(op.q.sent), 600)}`;
+            expectWellFormedAnswer(res, what);
+            expect(res.status, `${what} → ${clip(JSON.stringify(res.body), 400)}`).toBe(200);
+            const expected = aggregateObservations(observations, op.q.reference, settings);
+            const order = op.q.reference.metrics ?? METRIC_NAMES;
+            expect(canonicalize(res.body, order, op.q.reference), what).toEqual(canonicalize(expected, order, op.q.reference));
+          } else if (op.kind === 'fault') {
+            const sent = stripUndefined(op.fault.apply(op.q.sent));
+            const res = await call('POST', QUERY, { json: sent });
+            const what = `${op.fault.name}: ${clip(JSON.stringify(sent), 600)} → ${res.status} ${clip(JSON.stringify(res.body), 400)}`;
+            expectWellFormedAnswer(res, what);
+            expect(res.status, what).toBe(op.fault.status);
+            expect(op.fault.codes, what).toContain(res.body.code);
+            if (op.fault.field) expect(fieldNames(res), what).toContain(op.fault.field);
+          } else {
+            const res = await sendBody('POST', QUERY, op.body);
+            const what = `query ${describeBody(op.body)}`;
+            expectWellFormedAnswer(res, what);
+            const t = transportVerdict(op.body, 256 * 1024);
+            if (t) {
+              expect(res.status, `${what} → ${clip(JSON.stringify(res.body), 300)}`).toBe(t.status);
+              expect(t.codes, what).toContain(res.body.code);
+            }
           }
         }
-      }
-    }, { numRuns: 250, timeLimitMs: 45_000 });
+      },
+      { numRuns: 250, timeLimitMs: 45_000 },
+    );
     // Querying stored nothing and changed nothing.
     expect(await datasetState()).toEqual({ answer: fixedAnswer, rows: rowCount });
   }, 300_000);
 });
-

@@ -12,7 +12,18 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Sent } from '../helpers';
 import { clip, codePoints, nearSchema, oddText, rawNumber } from './support/arbitraries';
-import { bodiesAround, containsLoneSurrogate, describe as describeBody, isPlainObject, jsonBody, NOT_JSON, parsed, sendBody, type Body, type Verdict } from './support/bodies';
+import {
+  bodiesAround,
+  containsLoneSurrogate,
+  describe as describeBody,
+  isPlainObject,
+  jsonBody,
+  NOT_JSON,
+  parsed,
+  sendBody,
+  type Body,
+  type Verdict,
+} from './support/bodies';
 import { call as send } from './support/client';
 import { expectWellFormedAnswer, fuzz } from './support/fuzz';
 
@@ -49,21 +60,42 @@ function targets(m: Stored, home: string, other: string): string[] {
   const add = (ids: string[]) => ids.forEach((id) => out.includes(id) || out.push(id));
   if (m.markdown.includes('#b')) add([other]);
   if (m.metadata === 'both') add([home, other]);
-  if (m.metadata !== null && m.metadata.startsWith('#')) add([other, home]);
+  if (m.metadata?.startsWith('#')) add([other, home]);
   return out.length > 0 ? out : [home];
 }
 
 const messageArb = fc
   .oneof(
     { weight: 6, arbitrary: oddText({ minLength: 1, maxLength: 24, wellFormed: true }) },
-    { weight: 2, arbitrary: fc.constantFrom('**bold** and `code`', '<script>alert(1)</script>', '[x](javascript:alert(1))', '![i](https://e.x/i.png)', 'deploy #b done', '#b', '| a | b |\n|---|---|\n| 1 | 2 |', '\u0000\u0000') },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom(
+        '**bold** and `code`',
+        '<script>alert(1)</script>',
+        '[x](javascript:alert(1))',
+        '![i](https://e.x/i.png)',
+        'deploy #b done',
+        '#b',
+        '| a | b |\n|---|---|\n| 1 | 2 |',
+        '\u0000\u0000',
+      ),
+    },
     { weight: 1, arbitrary: fc.constantFrom('x'.repeat(40_000), '😀'.repeat(40_000), ` ${'y'.repeat(39_998)} `) },
   )
   .filter((m) => m.trim() !== '');
-const metadataArb = fc.oneof(fc.constant(null), oddText({ maxLength: 12, wellFormed: true }), fc.constantFrom('both', '#tag', '#', 'm'.repeat(4_000), '😀'.repeat(4_000)));
+const metadataArb = fc.oneof(
+  fc.constant(null),
+  oddText({ maxLength: 12, wellFormed: true }),
+  fc.constantFrom('both', '#tag', '#', 'm'.repeat(4_000), '😀'.repeat(4_000)),
+);
 const validPost = fc.record({ message: messageArb, metadata: metadataArb }, { requiredKeys: ['message'] });
 const postNear = nearSchema(validPost, {
-  message: fc.oneof(fc.constantFrom('', ' ', '\n\t', '\u3000\u00a0', 'x'.repeat(40_001), '😀'.repeat(40_001), 42, null, true), rawNumber, fc.constant(['m']), fc.constant({ text: 'm' })),
+  message: fc.oneof(
+    fc.constantFrom('', ' ', '\n\t', '\u3000\u00a0', 'x'.repeat(40_001), '😀'.repeat(40_001), 42, null, true),
+    rawNumber,
+    fc.constant(['m']),
+    fc.constant({ text: 'm' }),
+  ),
   metadata: fc.oneof(fc.constantFrom('m'.repeat(4_001), '😀'.repeat(4_001), 7, false, 0), rawNumber, fc.constant(['m']), fc.constant({})),
 });
 
@@ -84,12 +116,34 @@ type PostOp =
   | { op: 'stranger'; id: string; body: Body };
 
 const opArb: fc.Arbitrary<PostOp> = fc.oneof(
-  { weight: 10, arbitrary: fc.tuple(bodiesAround(postNear, MAX_BODY).filter((b) => !containsLoneSurrogate(parsed(b))), keyArb).map(([body, key]) => ({ op: 'post' as const, body, key })) },
-  { weight: 1, arbitrary: fc.array(fc.tuple(validPost, fc.boolean()).map(([v, ok]) => jsonBody(ok ? v : { ...v, message: '' })), { minLength: 2, maxLength: 8 }).map((bodies) => ({ op: 'burst' as const, bodies })) },
+  {
+    weight: 10,
+    arbitrary: fc
+      .tuple(
+        bodiesAround(postNear, MAX_BODY).filter((b) => !containsLoneSurrogate(parsed(b))),
+        keyArb,
+      )
+      .map(([body, key]) => ({ op: 'post' as const, body, key })),
+  },
   {
     weight: 1,
     arbitrary: fc
-      .tuple(fc.oneof(fc.uuid({ version: 4 }), fc.constantFrom('not-a-uuid', '00000000-0000-4000-8000-00000000000G', 'ABCDEF00-0000-4000-8000-000000000000', 'x%2Fy', '%00')), validPost)
+      .array(
+        fc.tuple(validPost, fc.boolean()).map(([v, ok]) => jsonBody(ok ? v : { ...v, message: '' })),
+        { minLength: 2, maxLength: 8 },
+      )
+      .map((bodies) => ({ op: 'burst' as const, bodies })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(
+        fc.oneof(
+          fc.uuid({ version: 4 }),
+          fc.constantFrom('not-a-uuid', '00000000-0000-4000-8000-00000000000G', 'ABCDEF00-0000-4000-8000-000000000000', 'x%2Fy', '%00'),
+        ),
+        validPost,
+      )
       .map(([id, v]) => ({ op: 'stranger' as const, id, body: jsonBody(v) })),
   },
 );
@@ -110,116 +164,130 @@ async function history(roomId: string): Promise<(Stored & { seq: number; webhook
 
 describe('fuzzing the webhook post', () => {
   it('answers every generated post as the README says and stores exactly the accepted messages, once each, in order', async () => {
-    await fuzz('webhook post', fc.array(opArb, { minLength: 3, maxLength: 16 }), async (ops) => {
-      const [home, other] = await Promise.all([send('POST', '/api/v1/rooms', { json: { name: 'fuzz home' } }), send('POST', '/api/v1/rooms', { json: { name: 'fuzz other' } })]);
-      const rooms = { home: home.body.id as string, other: other.body.id as string };
-      const hook = await send('POST', '/api/v1/webhooks', {
-        json: {
-          name: 'fuzz',
-          kind: 'generic',
-          roomId: rooms.home,
-          rateLimit: { burst: 100_000, perSecond: 100_000 },
-          mappings: [
-            { field: 'message', match: 'contains', value: '#b', roomIds: [rooms.other] },
-            { field: 'metadata', match: 'exact', value: 'both', roomIds: [rooms.home, rooms.other] },
-            { field: 'metadata', match: 'prefix', value: '#', roomIds: [rooms.other, rooms.home] },
-          ],
-        },
-      });
-      expect(hook.status, JSON.stringify(hook.body)).toBe(201);
-      const hookId: string = hook.body.id;
-      const path = `/webhooks/api/v1/webhook/${hookId}`;
+    await fuzz(
+      'webhook post',
+      fc.array(opArb, { minLength: 3, maxLength: 16 }),
+      async (ops) => {
+        const [home, other] = await Promise.all([
+          send('POST', '/api/v1/rooms', { json: { name: 'fuzz home' } }),
+          send('POST', '/api/v1/rooms', { json: { name: 'fuzz other' } }),
+        ]);
+        const rooms = { home: home.body.id as string, other: other.body.id as string };
+        const hook = await send('POST', '/api/v1/webhooks', {
+          json: {
+            name: 'fuzz',
+            kind: 'generic',
+            roomId: rooms.home,
+            rateLimit: { burst: 100_000, perSecond: 100_000 },
+            mappings: [
+              { field: 'message', match: 'contains', value: '#b', roomIds: [rooms.other] },
+              { field: 'metadata', match: 'exact', value: 'both', roomIds: [rooms.home, rooms.other] },
+              { field: 'metadata', match: 'prefix', value: '#', roomIds: [rooms.other, rooms.home] },
+            ],
+          },
+        });
+        expect(hook.status, JSON.stringify(hook.body)).toBe(201);
+        const hookId: string = hook.body.id;
+        const path = `/webhooks/api/v1/webhook/${hookId}`;
 
-      const expected = new Map<string, Stored[]>([
-        [rooms.home, []],
-        [rooms.other, []],
-      ]);
-      const keys = new Map<string, { fingerprint: string; answer: unknown }>();
-      let notFoundBody: unknown;
+        const expected = new Map<string, Stored[]>([
+          [rooms.home, []],
+          [rooms.other, []],
+        ]);
+        const keys = new Map<string, { fingerprint: string; answer: unknown }>();
+        let notFoundBody: unknown;
 
-      const expectAccepted = (res: Sent, m: Stored, what: string) => {
-        expectWellFormedAnswer(res, what);
-        expect(res.status, `${what} → ${clip(JSON.stringify(res.body) ?? '', 300)}`).toBe(200);
-        const to = targets(m, rooms.home, rooms.other);
-        expect(res.body.deliveries.map((d: { roomId: string }) => d.roomId), what).toEqual(to);
-        for (const d of res.body.deliveries as { messageId: string }[]) expect(d.messageId).toMatch(UUID_LOWER);
-      };
+        const expectAccepted = (res: Sent, m: Stored, what: string) => {
+          expectWellFormedAnswer(res, what);
+          expect(res.status, `${what} → ${clip(JSON.stringify(res.body) ?? '', 300)}`).toBe(200);
+          const to = targets(m, rooms.home, rooms.other);
+          expect(
+            res.body.deliveries.map((d: { roomId: string }) => d.roomId),
+            what,
+          ).toEqual(to);
+          for (const d of res.body.deliveries as { messageId: string }[]) expect(d.messageId).toMatch(UUID_LOWER);
+        };
 
-      for (const op of ops) {
-        if (op.op === 'stranger') {
-          const res = await sendBody('POST', `/webhooks/api/v1/webhook/${op.id}`, op.body, { token: null });
-          expectWellFormedAnswer(res, `stranger ${op.id}`);
-          expect(res.status).toBe(404);
-          // One identical body for every id that names nothing (only contextId differs).
-          const body = { ...res.body, contextId: undefined };
-          notFoundBody ??= body;
-          expect(body).toEqual(notFoundBody);
-          continue;
-        }
-        if (op.op === 'burst') {
-          const answers = await Promise.all(op.bodies.map((b) => sendBody('POST', path, b, { token: null })));
-          const accepted: { m: Stored; seqs: Map<string, number> }[] = [];
-          answers.forEach((res, i) => {
-            const what = `burst POST ${describeBody(op.bodies[i]!)}`;
-            const verdict = bodyVerdict(op.bodies[i]!, undefined);
-            if (!('ok' in verdict)) {
-              expectWellFormedAnswer(res, what);
-              expect(res.status, what).toBe(verdict.status);
-              expect(verdict.codes).toContain(res.body.code);
-              return;
-            }
-            expectAccepted(res, verdict.ok, what);
-            accepted.push({ m: verdict.ok, seqs: new Map(res.body.deliveries.map((d: { roomId: string; seq: number }) => [d.roomId, d.seq])) });
-          });
-          // Concurrent posts: the room's order is the seq each answer was given.
-          for (const [roomId, list] of expected) {
-            const mine = accepted.filter((a) => a.seqs.has(roomId)).sort((a, b) => a.seqs.get(roomId)! - b.seqs.get(roomId)!);
-            list.push(...mine.map((a) => a.m));
+        for (const op of ops) {
+          if (op.op === 'stranger') {
+            const res = await sendBody('POST', `/webhooks/api/v1/webhook/${op.id}`, op.body, { token: null });
+            expectWellFormedAnswer(res, `stranger ${op.id}`);
+            expect(res.status).toBe(404);
+            // One identical body for every id that names nothing (only contextId differs).
+            const body = { ...res.body, contextId: undefined };
+            notFoundBody ??= body;
+            expect(body).toEqual(notFoundBody);
+            continue;
           }
-          continue;
+          if (op.op === 'burst') {
+            const answers = await Promise.all(op.bodies.map((b) => sendBody('POST', path, b, { token: null })));
+            const accepted: { m: Stored; seqs: Map<string, number> }[] = [];
+            answers.forEach((res, i) => {
+              const what = `burst POST ${describeBody(op.bodies[i]!)}`;
+              const verdict = bodyVerdict(op.bodies[i]!, undefined);
+              if (!('ok' in verdict)) {
+                expectWellFormedAnswer(res, what);
+                expect(res.status, what).toBe(verdict.status);
+                expect(verdict.codes).toContain(res.body.code);
+                return;
+              }
+              expectAccepted(res, verdict.ok, what);
+              accepted.push({
+                m: verdict.ok,
+                seqs: new Map(res.body.deliveries.map((d: { roomId: string; seq: number }) => [d.roomId, d.seq])),
+              });
+            });
+            // Concurrent posts: the room's order is the seq each answer was given.
+            for (const [roomId, list] of expected) {
+              const mine = accepted.filter((a) => a.seqs.has(roomId)).sort((a, b) => a.seqs.get(roomId)! - b.seqs.get(roomId)!);
+              list.push(...mine.map((a) => a.m));
+            }
+            continue;
+          }
+          const what = `POST ${describeBody(op.body)} ${op.key ? `${op.key.name}: ${JSON.stringify(op.key.value)}` : ''}`;
+          const res = await sendBody('POST', path, op.body, { token: null, headers: headersFor(op.key) });
+          const key = wireKey(op.key);
+          const verdict = bodyVerdict(op.body, key);
+          if (!('ok' in verdict)) {
+            expectWellFormedAnswer(res, what);
+            expect(res.status, `${what} → ${clip(JSON.stringify(res.body) ?? '', 300)}`).toBe(verdict.status);
+            expect(verdict.codes, what).toContain(res.body.code);
+            continue;
+          }
+          const m = verdict.ok;
+          const fingerprint = JSON.stringify([m.markdown, m.metadata]);
+          const seen = key && keys.get(key.value);
+          if (seen && seen.fingerprint !== fingerprint) {
+            expectWellFormedAnswer(res, what);
+            expect(res.status, what).toBe(409);
+            expect(res.body.code).toBe('conflict');
+            continue;
+          }
+          if (seen) {
+            // A repeat: the first answer again, byte for byte, and nothing stored.
+            expect(res.status, what).toBe(200);
+            expect(res.headers.get('Idempotent-Replayed'), what).toBe('true');
+            expect(res.body, what).toEqual(seen.answer);
+            continue;
+          }
+          expectAccepted(res, m, what);
+          expect(res.headers.get('Idempotent-Replayed')).toBeNull();
+          for (const d of res.body.deliveries as { roomId: string; seq: number }[]) {
+            const list = expected.get(d.roomId)!;
+            list.push(m);
+            expect(d.seq, `${what}: seq in ${d.roomId}`).toBe(list.length);
+          }
+          if (key) keys.set(key.value, { fingerprint, answer: res.body });
         }
-        const what = `POST ${describeBody(op.body)} ${op.key ? `${op.key.name}: ${JSON.stringify(op.key.value)}` : ''}`;
-        const res = await sendBody('POST', path, op.body, { token: null, headers: headersFor(op.key) });
-        const key = wireKey(op.key);
-        const verdict = bodyVerdict(op.body, key);
-        if (!('ok' in verdict)) {
-          expectWellFormedAnswer(res, what);
-          expect(res.status, `${what} → ${clip(JSON.stringify(res.body) ?? '', 300)}`).toBe(verdict.status);
-          expect(verdict.codes, what).toContain(res.body.code);
-          continue;
-        }
-        const m = verdict.ok;
-        const fingerprint = JSON.stringify([m.markdown, m.metadata]);
-        const seen = key && keys.get(key.value);
-        if (seen && seen.fingerprint !== fingerprint) {
-          expectWellFormedAnswer(res, what);
-          expect(res.status, what).toBe(409);
-          expect(res.body.code).toBe('conflict');
-          continue;
-        }
-        if (seen) {
-          // A repeat: the first answer again, byte for byte, and nothing stored.
-          expect(res.status, what).toBe(200);
-          expect(res.headers.get('Idempotent-Replayed'), what).toBe('true');
-          expect(res.body, what).toEqual(seen.answer);
-          continue;
-        }
-        expectAccepted(res, m, what);
-        expect(res.headers.get('Idempotent-Replayed')).toBeNull();
-        for (const d of res.body.deliveries as { roomId: string; seq: number }[]) {
-          const list = expected.get(d.roomId)!;
-          list.push(m);
-          expect(d.seq, `${what}: seq in ${d.roomId}`).toBe(list.length);
-        }
-        if (key) keys.set(key.value, { fingerprint, answer: res.body });
-      }
 
-      for (const [roomId, list] of expected) {
-        const stored = await history(roomId);
-        expect(stored.map((s) => s.seq)).toEqual(list.map((_, i) => i + 1));
-        expect(stored.map((s) => ({ markdown: s.markdown, metadata: s.metadata }))).toEqual(list);
-        for (const s of stored) expect(s.webhookId).toBe(hookId);
-      }
-    }, { numRuns: 110, timeLimitMs: 45_000 });
+        for (const [roomId, list] of expected) {
+          const stored = await history(roomId);
+          expect(stored.map((s) => s.seq)).toEqual(list.map((_, i) => i + 1));
+          expect(stored.map((s) => ({ markdown: s.markdown, metadata: s.metadata }))).toEqual(list);
+          for (const s of stored) expect(s.webhookId).toBe(hookId);
+        }
+      },
+      { numRuns: 110, timeLimitMs: 45_000 },
+    );
   }, 240_000);
 });

@@ -81,7 +81,11 @@ describe('ingest record limits (README: 400 naming the field)', () => {
     ['conversationId', (s: string) => record({ record: { conversationId: s } }), `${F}.conversationId`],
     ['participantName', (s: string) => record({ participant: { participantName: s } }), `${P}.participantName`],
     ['sessionId', (s: string) => record({ session: { sessionId: s } }), `${S}.sessionId`],
-    ['queueId of a segment', (s: string) => record({ session: { segments: [{ segmentStart: '2925-06-01T09:00:00Z', queueId: s }] } }), `${S}.segments[0].queueId`],
+    [
+      'queueId of a segment',
+      (s: string) => record({ session: { segments: [{ segmentStart: '2925-06-01T09:00:00Z', queueId: s }] } }),
+      `${S}.segments[0].queueId`,
+    ],
   ])('takes a %s of 256 characters (emoji count one) and refuses 257 or none', async (_, build, field) => {
     expectOk(await ingest([build(`${uid()}${'😀'.repeat(248)}`)]), 200, '256 characters');
     expectRefused(await ingest([build(`${uid()}${'😀'.repeat(249)}`)]), 400, 'invalid.value', field);
@@ -89,7 +93,8 @@ describe('ingest record limits (README: 400 naming the field)', () => {
   });
 
   it('takes 100 participants and refuses 101', async () => {
-    const participants = (n: number) => Array.from({ length: n }, (_, i) => ({ participantId: `p${i}`, purpose: 'customer', sessions: [] }));
+    const participants = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({ participantId: `p${i}`, purpose: 'customer', sessions: [] }));
     expectOk(await ingest([record({ record: { participants: participants(100) } })]), 200, '100 participants');
     expectRefused(await ingest([record({ record: { participants: participants(101) } })]), 400, 'invalid.value', `${F}.participants`);
   });
@@ -119,7 +124,8 @@ describe('ingest record limits (README: 400 naming the field)', () => {
 
   it('takes metric values 0 and 10^12 and refuses -1 and 10^12 + 1', async () => {
     for (const value of [0, 1e12]) expectOk(await ingest([record({ metric: { name: 'tAcd', value } })]), 200, `value ${value}`);
-    for (const value of [-1, 1e12 + 1]) expectRefused(await ingest([record({ metric: { name: 'tAcd', value } })]), 400, 'invalid.value', `${S}.metrics[0].value`);
+    for (const value of [-1, 1e12 + 1])
+      expectRefused(await ingest([record({ metric: { name: 'tAcd', value } })]), 400, 'invalid.value', `${S}.metrics[0].value`);
   });
 
   it('takes dates from 1971-01-01 to the end of 2999 and refuses a millisecond outside', async () => {
@@ -153,7 +159,11 @@ describe('aggregate query limits', () => {
 
   it('counts predicates across the filter and its clauses: 100 in all pass, 101 do not', async () => {
     const preds = (n: number, dim: string) => Array.from({ length: n }, (_, i) => ({ dimension: dim, value: `${dim}${i}` }));
-    const filter = (top: number, inClause: number) => ({ type: 'or', predicates: preds(top, 'queueId'), clauses: [{ type: 'or', predicates: preds(inClause, 'userId') }] });
+    const filter = (top: number, inClause: number) => ({
+      type: 'or',
+      predicates: preds(top, 'queueId'),
+      clauses: [{ type: 'or', predicates: preds(inClause, 'userId') }],
+    });
     expectOk(await call('POST', QUERY, { json: { interval: DAY, filter: filter(50, 50) } }), 200, '100 predicates');
     expectRefused(await call('POST', QUERY, { json: { interval: DAY, filter: filter(51, 50) } }), 400, 'invalid.value', 'filter');
   });
@@ -170,7 +180,12 @@ describe('aggregate query limits', () => {
   });
 
   it('refuses an interval text over 200 characters (a limit the README does not list)', async () => {
-    expectRefused(await call('POST', QUERY, { json: { interval: `${DAY}${' '.repeat(200 - DAY.length + 1)}` } }), 400, 'invalid.value', 'interval');
+    expectRefused(
+      await call('POST', QUERY, { json: { interval: `${DAY}${' '.repeat(200 - DAY.length + 1)}` } }),
+      400,
+      'invalid.value',
+      'interval',
+    );
   });
 
   it('answers 50,000 groups and refuses 50,001 asking to narrow the query', async () => {
@@ -191,7 +206,10 @@ describe('aggregate query limits', () => {
       })),
     });
     const run = uid();
-    for (const batch of [[0, 1, 2], [3, 4]]) {
+    for (const batch of [
+      [0, 1, 2],
+      [3, 4],
+    ]) {
       const res = await ingest(batch.map((i) => conversation(`${run}-${i}`, 100, 100)));
       expectOk(res, 200, 'ingest 10,000 sessions per conversation');
     }
@@ -217,7 +235,8 @@ describe('service-level settings limits', () => {
   const base = { includeFlowOuts: false, includeShortAbandons: true, target: 0.8 };
 
   it('takes targets 0 and 1 and refuses just past either (service-level.test.ts: 1.5 and -1)', async () => {
-    for (const target of [0, 1]) expectOk(await call('PUT', SETTINGS, { json: { ...base, target, queues: { q: { target } } } }), 200, `target ${target}`);
+    for (const target of [0, 1])
+      expectOk(await call('PUT', SETTINGS, { json: { ...base, target, queues: { q: { target } } } }), 200, `target ${target}`);
     expectRefused(await call('PUT', SETTINGS, { json: { ...base, target: 1 + Number.EPSILON } }), 400, 'invalid.value', 'target');
     expectRefused(await call('PUT', SETTINGS, { json: { ...base, target: -Number.MIN_VALUE } }), 400, 'invalid.value', 'target');
   });
@@ -230,7 +249,11 @@ describe('service-level settings limits', () => {
   });
 
   it('takes queue ids of 1 to 256 characters and a body of exactly 1 MiB (limits the README does not list)', async () => {
-    expectOk(await call('PUT', SETTINGS, { json: { ...base, queues: { ['😀'.repeat(256)]: { target: 1 } } } }), 200, '256-character queue id');
+    expectOk(
+      await call('PUT', SETTINGS, { json: { ...base, queues: { ['😀'.repeat(256)]: { target: 1 } } } }),
+      200,
+      '256-character queue id',
+    );
     expectRefused(await call('PUT', SETTINGS, { json: { ...base, queues: { ['😀'.repeat(257)]: { target: 1 } } } }), 400, 'invalid.value');
     expectRefused(await call('PUT', SETTINGS, { json: { ...base, queues: { '': { target: 1 } } } }), 400, 'invalid.value');
     expectOk(await sendText('PUT', SETTINGS, padded({ ...base, queues: {} }, KIB * KIB)), 200, '1 MiB');
@@ -245,7 +268,12 @@ describe('service-level settings limits', () => {
 describe('token limits (not in the README)', () => {
   it('takes names of 100 characters and refuses 101', async () => {
     expectOk(await call('POST', '/api/v1/tokens', { json: { name: '😀'.repeat(100), permissions: ['chat:read'] } }), 201, 'name 100');
-    expectRefused(await call('POST', '/api/v1/tokens', { json: { name: '😀'.repeat(101), permissions: ['chat:read'] } }), 400, 'invalid.value', 'name');
+    expectRefused(
+      await call('POST', '/api/v1/tokens', { json: { name: '😀'.repeat(101), permissions: ['chat:read'] } }),
+      400,
+      'invalid.value',
+      'name',
+    );
   });
 
   it('takes 1 to 12 permissions (repeats folded) and refuses none or 13', async () => {
@@ -253,7 +281,12 @@ describe('token limits (not in the README)', () => {
     expectOk(res, 201, '12 permissions');
     expect(res.body.permissions).toEqual(['chat:read']);
     expectRefused(await call('POST', '/api/v1/tokens', { json: { name: 'none', permissions: [] } }), 400, 'invalid.value', 'permissions');
-    expectRefused(await call('POST', '/api/v1/tokens', { json: { name: 'thirteen', permissions: Array(13).fill('chat:read') } }), 400, 'invalid.value', 'permissions');
+    expectRefused(
+      await call('POST', '/api/v1/tokens', { json: { name: 'thirteen', permissions: Array(13).fill('chat:read') } }),
+      400,
+      'invalid.value',
+      'permissions',
+    );
   });
 
   it('takes a body of exactly 16 KiB and refuses one byte more with 413 (errors.test.ts: 20,000 bytes)', async () => {
@@ -274,12 +307,15 @@ async function room(): Promise<string> {
 }
 
 async function hookFor(roomId: string, extra: object = {}): Promise<string> {
-  const res = await call('POST', '/api/v1/webhooks', { json: { name: 'limits', kind: 'generic', roomId, rateLimit: { burst: 100_000, perSecond: 100_000 }, ...extra } });
+  const res = await call('POST', '/api/v1/webhooks', {
+    json: { name: 'limits', kind: 'generic', roomId, rateLimit: { burst: 100_000, perSecond: 100_000 }, ...extra },
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.id;
 }
 
-const post = (id: string, json: unknown, headers: Record<string, string> = {}) => call('POST', `/webhooks/api/v1/webhook/${id}`, { token: null, json, headers });
+const post = (id: string, json: unknown, headers: Record<string, string> = {}) =>
+  call('POST', `/webhooks/api/v1/webhook/${id}`, { token: null, json, headers });
 
 describe('admin body size: 64 KiB', () => {
   it('takes room and webhook bodies of exactly 64 KiB and refuses one byte more with 413', async () => {
@@ -304,8 +340,17 @@ describe('names and topics', () => {
     expectOk(roomRes, 201, 'room at the edges');
     expect([...roomRes.body.name]).toHaveLength(100);
     // rooms.test.ts refuses 101-character names and 501-character topics.
-    expectOk(await call('POST', '/api/v1/webhooks', { json: { name: '😀'.repeat(100), kind: 'generic', roomId: roomRes.body.id } }), 201, 'webhook name 100');
-    expectRefused(await call('POST', '/api/v1/webhooks', { json: { name: '😀'.repeat(101), kind: 'generic', roomId: roomRes.body.id } }), 400, 'invalid.value', 'name');
+    expectOk(
+      await call('POST', '/api/v1/webhooks', { json: { name: '😀'.repeat(100), kind: 'generic', roomId: roomRes.body.id } }),
+      201,
+      'webhook name 100',
+    );
+    expectRefused(
+      await call('POST', '/api/v1/webhooks', { json: { name: '😀'.repeat(101), kind: 'generic', roomId: roomRes.body.id } }),
+      400,
+      'invalid.value',
+      'name',
+    );
   });
 });
 
@@ -313,7 +358,8 @@ describe('mapping limits', () => {
   it('take 20 mappings of 10 rooms each with values of 1,000 characters, and refuse 21, 11 or 1,001', async () => {
     const rooms = await Promise.all(Array.from({ length: 10 }, () => room()));
     const mapping = (over: object = {}) => ({ field: 'message', match: 'contains', value: 'v'.repeat(1000), roomIds: rooms, ...over });
-    const create = (mappings: unknown[]) => call('POST', '/api/v1/webhooks', { json: { name: 'mapped', kind: 'generic', roomId: rooms[0], mappings } });
+    const create = (mappings: unknown[]) =>
+      call('POST', '/api/v1/webhooks', { json: { name: 'mapped', kind: 'generic', roomId: rooms[0], mappings } });
     expectOk(await create(Array.from({ length: 20 }, () => mapping())), 201, '20 mappings');
     expectOk(await create([mapping({ value: '😀'.repeat(1000) })]), 201, 'a value of 1,000 emoji');
     // The 64 KiB body bounds them too: 20 values of 1,000 four-byte characters are 80 KB on their own.
@@ -335,7 +381,12 @@ describe('rate-limit settings', () => {
       expect(res.body.rateLimit).toEqual({ burst: 100, perSecond: 10, ...rateLimit });
     }
     // webhooks.test.ts refuses burst 0 and 1.5, perSecond 0 and 100,001.
-    expectRefused(await call('POST', '/api/v1/webhooks', { json: { name: 'rate', kind: 'generic', roomId, rateLimit: { burst: 100_001 } } }), 400, 'invalid.value', 'rateLimit.burst');
+    expectRefused(
+      await call('POST', '/api/v1/webhooks', { json: { name: 'rate', kind: 'generic', roomId, rateLimit: { burst: 100_001 } } }),
+      400,
+      'invalid.value',
+      'rateLimit.burst',
+    );
   });
 
   it('lets a burst of 100 through and answers the 101st post with 429 and Retry-After', async () => {
@@ -353,7 +404,12 @@ describe('rate-limit settings', () => {
 describe('the webhook post body', () => {
   it('takes exactly 512 KiB and refuses one byte more (webhook-post.test.ts: 600 KiB)', async () => {
     const hookId = await hookFor(await room());
-    const send = (bytes: number) => call('POST', `/webhooks/api/v1/webhook/${hookId}`, { token: null, body: padded({ message: 'edge', padding: '' }, bytes), headers: { 'Content-Type': 'application/json' } });
+    const send = (bytes: number) =>
+      call('POST', `/webhooks/api/v1/webhook/${hookId}`, {
+        token: null,
+        body: padded({ message: 'edge', padding: '' }, bytes),
+        headers: { 'Content-Type': 'application/json' },
+      });
     expectOk(await send(512 * KIB), 200, '512 KiB');
     expectRefused(await send(512 * KIB + 1), 413, 'payload.too.large');
   });
@@ -362,7 +418,8 @@ describe('the webhook post body', () => {
 describe('idempotency keys', () => {
   it('take 1 to 255 printable ASCII characters and refuse none (webhook-post.test.ts: 256 and a blank)', async () => {
     const hookId = await hookFor(await room());
-    for (const key of ['!', '~', 'k'.repeat(255)]) expectOk(await post(hookId, { message: key }, { 'Idempotency-Key': key }), 200, `key ${key.length}`);
+    for (const key of ['!', '~', 'k'.repeat(255)])
+      expectOk(await post(hookId, { message: key }, { 'Idempotency-Key': key }), 200, `key ${key.length}`);
     expectRefused(await post(hookId, { message: 'empty key' }, { 'Idempotency-Key': '' }), 400, 'invalid.value', 'Idempotency-Key');
   });
 
@@ -372,7 +429,9 @@ describe('idempotency keys', () => {
     expectOk(await post(hookId, { message: 'remember me' }, { 'Idempotency-Key': 'ttl' }), 200, 'keyed post');
     const after = Date.now();
     const gate = env.WEBHOOK_GATES.get(env.WEBHOOK_GATES.idFromName(hookId));
-    const done = await runInDurableObject(gate, (_, state) => state.storage.sql.exec<{ state: string; expires_at: number }>("SELECT state, expires_at FROM idempotency WHERE key = 'ttl'").one());
+    const done = await runInDurableObject(gate, (_, state) =>
+      state.storage.sql.exec<{ state: string; expires_at: number }>("SELECT state, expires_at FROM idempotency WHERE key = 'ttl'").one(),
+    );
     expect(done.state).toBe('done');
     expect(done.expires_at).toBeGreaterThanOrEqual(before + 24 * 3_600_000);
     expect(done.expires_at).toBeLessThanOrEqual(after + 24 * 3_600_000);
@@ -381,12 +440,20 @@ describe('idempotency keys', () => {
     const claimAt = Date.now();
     const first = await gate.admit({ rateLimit: { burst: 10, perSecond: 10 }, idempotency: { key: 'flight', fingerprint: 'f' } });
     expect(first.kind).toBe('go');
-    expect((await gate.admit({ rateLimit: { burst: 10, perSecond: 10 }, idempotency: { key: 'flight', fingerprint: 'f' } })).kind).toBe('in-progress');
-    const pending = await runInDurableObject(gate, (_, state) => state.storage.sql.exec<{ expires_at: number }>("SELECT expires_at FROM idempotency WHERE key = 'flight'").one());
+    expect((await gate.admit({ rateLimit: { burst: 10, perSecond: 10 }, idempotency: { key: 'flight', fingerprint: 'f' } })).kind).toBe(
+      'in-progress',
+    );
+    const pending = await runInDurableObject(gate, (_, state) =>
+      state.storage.sql.exec<{ expires_at: number }>("SELECT expires_at FROM idempotency WHERE key = 'flight'").one(),
+    );
     expect(pending.expires_at - claimAt).toBeGreaterThanOrEqual(60_000);
     expect(pending.expires_at - claimAt).toBeLessThanOrEqual(60_000 + (Date.now() - claimAt));
-    await runInDurableObject(gate, (_, state) => state.storage.sql.exec("UPDATE idempotency SET expires_at = ? WHERE key = 'flight'", Date.now() - 1));
-    expect((await gate.admit({ rateLimit: { burst: 10, perSecond: 10 }, idempotency: { key: 'flight', fingerprint: 'f' } })).kind).toBe('go');
+    await runInDurableObject(gate, (_, state) =>
+      state.storage.sql.exec("UPDATE idempotency SET expires_at = ? WHERE key = 'flight'", Date.now() - 1),
+    );
+    expect((await gate.admit({ rateLimit: { burst: 10, perSecond: 10 }, idempotency: { key: 'flight', fingerprint: 'f' } })).kind).toBe(
+      'go',
+    );
   });
 });
 
@@ -417,7 +484,10 @@ describe('history and replay', () => {
     expect(res.status).toBe(101);
     res.webSocket!.accept();
     res.webSocket!.close(1000, 'done');
-    const long = await call('GET', `/api/v1/rooms/${roomId}/ws?ticket=${'t'.repeat(101)}`, { token: null, headers: { Upgrade: 'websocket' } });
+    const long = await call('GET', `/api/v1/rooms/${roomId}/ws?ticket=${'t'.repeat(101)}`, {
+      token: null,
+      headers: { Upgrade: 'websocket' },
+    });
     expectRefused(long, 400, 'invalid.value', 'ticket');
   });
 });

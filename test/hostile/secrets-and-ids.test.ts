@@ -54,7 +54,8 @@ describe('webhook ids', () => {
   it('never repeat and vary in every random position over 64 webhooks', async () => {
     const roomId = await room();
     const ids: string[] = [];
-    for (let i = 0; i < 64; i++) ids.push((await call('POST', '/api/v1/webhooks', { json: { name: `u${i}`, kind: 'generic', roomId } })).body.id);
+    for (let i = 0; i < 64; i++)
+      ids.push((await call('POST', '/api/v1/webhooks', { json: { name: `u${i}`, kind: 'generic', roomId } })).body.id);
     expect(new Set(ids).size).toBe(64);
     for (const id of ids) expect(id).toMatch(UUID_V4);
     // Each of the 30 fully random hex positions (not the version nibble, not the variant) takes several values.
@@ -67,10 +68,17 @@ describe('webhook ids', () => {
 
   it('answer the same 404 for every near miss of a live id, which keeps working', async () => {
     const roomId = await room();
-    const hook = (await call('POST', '/api/v1/webhooks', { json: { name: 'near', kind: 'generic', roomId, rateLimit: { burst: 1000, perSecond: 1000 } } })).body;
+    const hook = (
+      await call('POST', '/api/v1/webhooks', {
+        json: { name: 'near', kind: 'generic', roomId, rateLimit: { burst: 1000, perSecond: 1000 } },
+      })
+    ).body;
     const answers = [];
     for (const miss of nearMisses(hook.id)) {
-      const res = await call('POST', `/webhooks/api/v1/webhook/${encodeURIComponent(miss)}`, { token: null, json: { message: 'near miss' } });
+      const res = await call('POST', `/webhooks/api/v1/webhook/${encodeURIComponent(miss)}`, {
+        token: null,
+        json: { message: 'near miss' },
+      });
       expect(res.status, miss).toBe(404);
       answers.push({ ...res.body, contextId: undefined });
     }
@@ -144,11 +152,17 @@ describe('token, ticket and admin-token comparisons', () => {
     const roomId = await room();
     const { ticket } = (await call('POST', `/api/v1/rooms/${roomId}/ws-ticket`)).body;
     for (const miss of nearMisses(ticket)) {
-      const res = await call('GET', `/api/v1/rooms/${roomId}/ws?ticket=${encodeURIComponent(miss)}`, { token: null, headers: { Upgrade: 'websocket' } });
+      const res = await call('GET', `/api/v1/rooms/${roomId}/ws?ticket=${encodeURIComponent(miss)}`, {
+        token: null,
+        headers: { Upgrade: 'websocket' },
+      });
       // Query strings are not trimmed: a trailing blank is a different ticket.
       expect([res.status, res.body.code], miss).toEqual([401, 'bad.credentials']);
     }
-    const res = await callRaw('GET', `/api/v1/rooms/${roomId}/ws?ticket=${encodeURIComponent(ticket)}`, { token: null, headers: { Upgrade: 'websocket' } });
+    const res = await callRaw('GET', `/api/v1/rooms/${roomId}/ws?ticket=${encodeURIComponent(ticket)}`, {
+      token: null,
+      headers: { Upgrade: 'websocket' },
+    });
     expect(res.status).toBe(101);
     res.webSocket!.accept();
     res.webSocket!.close(1000, 'done');

@@ -19,8 +19,20 @@ describe('lone surrogates', () => {
     ['a reversed pair', 'POST', '/api/v1/rooms', '{"name":"x","topic":"\\ude00\\ud83d"}', 'topic'],
     ['a token name', 'POST', '/api/v1/tokens', '{"name":"\\udbff","permissions":["chat:read"]}', 'name'],
     ['an object key', 'POST', '/api/v1/rooms', '{"name":"x","\\ud800":1}', '\ud800'],
-    ['a filter value', 'POST', '/api/v2/analytics/conversations/aggregates/query', '{"interval":"2931-01-01T00:00:00Z/P1D","filter":{"type":"and","predicates":[{"dimension":"queueId","value":"q\\ud800"}]}}', 'filter.predicates[0].value'],
-    ['an ignored field', 'POST', '/api/v2/analytics/conversations/details/ingest', '{"conversations":[],"note":["ok","\\ud800"]}', 'note[1]'],
+    [
+      'a filter value',
+      'POST',
+      '/api/v2/analytics/conversations/aggregates/query',
+      '{"interval":"2931-01-01T00:00:00Z/P1D","filter":{"type":"and","predicates":[{"dimension":"queueId","value":"q\\ud800"}]}}',
+      'filter.predicates[0].value',
+    ],
+    [
+      'an ignored field',
+      'POST',
+      '/api/v2/analytics/conversations/details/ingest',
+      '{"conversations":[],"note":["ok","\\ud800"]}',
+      'note[1]',
+    ],
     // The escape's hex digits in any case, after other escapes and an escaped backslash.
     ['an upper-case escape', 'POST', '/api/v1/rooms', '{"name":"\\\\u\\u00e9\\uD9FF"}', 'name'],
     ['a mixed-case escape', 'POST', '/api/v1/rooms', '{"name":"x","topic":"\\uDbFf"}', 'topic'],
@@ -35,9 +47,25 @@ describe('lone surrogates', () => {
     const record = (id: string, queueId: string) => ({
       conversationId: id,
       conversationStart: '2932-01-01T00:00:00Z',
-      participants: [{ participantId: 'p', purpose: 'acd', sessions: [{ sessionId: 's', mediaType: 'voice', direction: 'inbound', segments: [{ segmentStart: '2932-01-01T00:00:00Z', queueId }], metrics: [{ name: 'nOffered', value: 1, emitDate: '2932-01-01T00:00:00Z' }] }] }],
+      participants: [
+        {
+          participantId: 'p',
+          purpose: 'acd',
+          sessions: [
+            {
+              sessionId: 's',
+              mediaType: 'voice',
+              direction: 'inbound',
+              segments: [{ segmentStart: '2932-01-01T00:00:00Z', queueId }],
+              metrics: [{ name: 'nOffered', value: 1, emitDate: '2932-01-01T00:00:00Z' }],
+            },
+          ],
+        },
+      ],
     });
-    const res = await call('POST', '/api/v2/analytics/conversations/details/ingest', { json: { conversations: [record('lone-1', 'q\ud800'), record('lone-2', 'q\ud801')] } });
+    const res = await call('POST', '/api/v2/analytics/conversations/details/ingest', {
+      json: { conversations: [record('lone-1', 'q\ud800'), record('lone-2', 'q\ud801')] },
+    });
     expectErrorAnswer(res, 400, 'invalid.value');
     expect(fieldNames(res)).toEqual(['conversations[0].participants[0].sessions[0].segments[0].queueId']);
   });
@@ -62,18 +90,42 @@ describe('well-formed text', () => {
     const record = (id: string, queueId: string) => ({
       conversationId: id,
       conversationStart: '2933-01-01T00:00:00Z',
-      participants: [{ participantId: 'p', purpose: 'acd', sessions: [{ sessionId: 's', mediaType: 'voice', direction: 'inbound', segments: [{ segmentStart: '2933-01-01T00:00:00Z', queueId }], metrics: [{ name: 'nOffered', value: 1, emitDate: '2933-01-01T00:00:00Z' }] }] }],
+      participants: [
+        {
+          participantId: 'p',
+          purpose: 'acd',
+          sessions: [
+            {
+              sessionId: 's',
+              mediaType: 'voice',
+              direction: 'inbound',
+              segments: [{ segmentStart: '2933-01-01T00:00:00Z', queueId }],
+              metrics: [{ name: 'nOffered', value: 1, emitDate: '2933-01-01T00:00:00Z' }],
+            },
+          ],
+        },
+      ],
     });
-    expect((await call('POST', '/api/v2/analytics/conversations/details/ingest', { json: { conversations: [record('nul-1', 'q\u0000a'), record('nul-2', 'q\u0000b')] } })).status).toBe(200);
+    expect(
+      (
+        await call('POST', '/api/v2/analytics/conversations/details/ingest', {
+          json: { conversations: [record('nul-1', 'q\u0000a'), record('nul-2', 'q\u0000b')] },
+        })
+      ).status,
+    ).toBe(200);
     const interval = '2933-01-01T00:00:00.000Z/2933-01-02T00:00:00.000Z';
     const expected = [
       { group: { mediaType: 'voice', queueId: 'q\u0000a' }, data: [{ interval, metrics: [{ metric: 'nOffered', stats: { count: 1 } }] }] },
       { group: { mediaType: 'voice', queueId: 'q\u0000b' }, data: [{ interval, metrics: [{ metric: 'nOffered', stats: { count: 1 } }] }] },
     ];
-    const rollup = await call('POST', '/api/v2/analytics/conversations/aggregates/query', { json: { interval, groupBy: ['queueId'], metrics: ['nOffered'] } });
+    const rollup = await call('POST', '/api/v2/analytics/conversations/aggregates/query', {
+      json: { interval, groupBy: ['queueId'], metrics: ['nOffered'] },
+    });
     expect(rollup.headers.get('Switchboard-Query-Source')).toMatch(/^rollup/);
     expect(rollup.body.results).toEqual(expected);
-    const raw = await call('POST', '/api/v2/analytics/conversations/aggregates/query', { json: { interval, groupBy: ['queueId', 'sessionId'], metrics: ['nOffered'] } });
+    const raw = await call('POST', '/api/v2/analytics/conversations/aggregates/query', {
+      json: { interval, groupBy: ['queueId', 'sessionId'], metrics: ['nOffered'] },
+    });
     expect(raw.headers.get('Switchboard-Query-Source')).toBe('raw');
     expect(raw.body.results.map((r: { group: { queueId: string } }) => r.group.queueId)).toEqual(['q\u0000a', 'q\u0000b']);
   });

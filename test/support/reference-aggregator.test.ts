@@ -205,7 +205,9 @@ describe('rule 2: a filter on a dimension that applies only to some metrics', ()
       filter: { type: 'and', predicates: [{ dimension: 'userId', value: 'U1' }] },
     });
     expect(answer).toEqual({
-      results: [{ group: { mediaType: 'voice' }, data: [{ interval: MAIN_INTERVAL, metrics: [{ metric: 'tTalk', stats: timer(330000) }] }] }],
+      results: [
+        { group: { mediaType: 'voice' }, data: [{ interval: MAIN_INTERVAL, metrics: [{ metric: 'tTalk', stats: timer(330000) }] }] },
+      ],
     });
   });
 
@@ -529,7 +531,9 @@ describe('oServiceLevel', () => {
       results: [
         {
           group: { mediaType: 'voice', queueId: 'Q-sl' },
-          data: [{ interval: HOUR_INTERVAL, metrics: [{ metric: 'oServiceLevel', stats: { ratio, numerator: 1, denominator, target: 0.8 } }] }],
+          data: [
+            { interval: HOUR_INTERVAL, metrics: [{ metric: 'oServiceLevel', stats: { ratio, numerator: 1, denominator, target: 0.8 } }] },
+          ],
         },
       ],
     });
@@ -593,7 +597,11 @@ describe('oServiceLevel', () => {
       },
     ]);
     // Short abandons excluded: the tShortAbandon observation is still there (no opinion), so 2 + 1 - 1 = 2.
-    const strict = referenceAggregate(records, { interval: HOUR_INTERVAL, metrics: ['oServiceLevel'], filter }, { includeShortAbandons: false });
+    const strict = referenceAggregate(
+      records,
+      { interval: HOUR_INTERVAL, metrics: ['oServiceLevel'], filter },
+      { includeShortAbandons: false },
+    );
     expect(strict.results[0]?.data[0]?.metrics[0]?.stats).toEqual({ ratio: 0.5, numerator: 1, denominator: 2, target: 0.8 });
   });
 
@@ -648,7 +656,10 @@ describe('canonicalize', () => {
             },
           ],
         },
-        { group: { userId: 'U1', mediaType: 'chat' }, data: [{ interval: '2031-01-15T02:00:00.000Z/2031-01-15T03:00:00.000Z', metrics: [] }] },
+        {
+          group: { userId: 'U1', mediaType: 'chat' },
+          data: [{ interval: '2031-01-15T02:00:00.000Z/2031-01-15T03:00:00.000Z', metrics: [] }],
+        },
       ],
     };
     const canonical = canonicalize(shuffled);
@@ -662,11 +673,13 @@ describe('canonicalize', () => {
   });
 });
 
-
 describe('canonicalize for ranked answers and views', () => {
   const ranked: AggregateResponse = {
     results: [
-      { group: { mediaType: 'voice', userId: 'U2' }, data: [{ interval: '2031-01-15T02:00:00.000Z/2031-01-15T03:00:00.000Z', metrics: [] }] },
+      {
+        group: { mediaType: 'voice', userId: 'U2' },
+        data: [{ interval: '2031-01-15T02:00:00.000Z/2031-01-15T03:00:00.000Z', metrics: [] }],
+      },
       {
         group: { mediaType: 'voice', userId: 'U1' },
         data: [
@@ -687,17 +700,17 @@ describe('canonicalize for ranked answers and views', () => {
   it('keeps the order of results for topN and bottomN but still sorts data and views', () => {
     const query = { queryType: 'topN', views: [{ name: 'zLong' }, { name: 'aShort' }] };
     const canonical = canonicalize(ranked, undefined, query);
-    expect(canonical.results.map((r) => r.group['userId'])).toEqual(['U2', 'U1']);
+    expect(canonical.results.map((r) => r.group.userId)).toEqual(['U2', 'U1']);
     expect(canonical.results[1]?.data.map((d) => d.interval.slice(11, 13))).toEqual(['02', '03']);
     // Views follow the request's order, and an empty views list is dropped.
     expect(canonical.results[1]?.data[0]?.views?.map((v) => v.name)).toEqual(['zLong', 'aShort']);
     expect(canonical.results[1]?.data[1]).not.toHaveProperty('views');
-    expect(canonicalize(ranked, undefined, { queryType: 'bottomN' }).results.map((r) => r.group['userId'])).toEqual(['U2', 'U1']);
+    expect(canonicalize(ranked, undefined, { queryType: 'bottomN' }).results.map((r) => r.group.userId)).toEqual(['U2', 'U1']);
   });
 
   it('sorts results by group key for groupBy answers and views by name when no order is given', () => {
     const canonical = canonicalize(ranked);
-    expect(canonical.results.map((r) => r.group['userId'])).toEqual(['U1', 'U2']);
+    expect(canonical.results.map((r) => r.group.userId)).toEqual(['U1', 'U2']);
     expect(canonical.results[0]?.data[0]?.views?.map((v) => v.name)).toEqual(['aShort', 'zLong']);
   });
 });
@@ -711,12 +724,18 @@ const ALL_MAIN = ['nOffered', 'tAcd', 'tAnswered', 'tTalk', 'tAcw', 'tIvr', 'nCo
 
 describe('metric predicates', () => {
   it('alone, keep the observations of their metric in range and leave every other metric alone', () => {
-    const kept = referenceAggregate([main], { interval: MAIN_INTERVAL, filter: { type: 'and', predicates: [metricIs('tTalk', { gte: 60000 })] } });
+    const kept = referenceAggregate([main], {
+      interval: MAIN_INTERVAL,
+      filter: { type: 'and', predicates: [metricIs('tTalk', { gte: 60000 })] },
+    });
     expect(kept).toEqual(referenceAggregate([main], { interval: MAIN_INTERVAL }));
     expect(namesOf(kept)).toEqual([[ALL_MAIN]]);
     expect(kept.results[0]?.data[0]?.metrics[3]).toEqual({ metric: 'tTalk', stats: timer(330000) });
 
-    const dropped = referenceAggregate([main], { interval: MAIN_INTERVAL, filter: { type: 'and', predicates: [metricIs('tTalk', { lt: 60000 })] } });
+    const dropped = referenceAggregate([main], {
+      interval: MAIN_INTERVAL,
+      filter: { type: 'and', predicates: [metricIs('tTalk', { lt: 60000 })] },
+    });
     expect(namesOf(dropped)).toEqual([[ALL_MAIN.filter((x) => x !== 'tTalk')]]);
   });
 
@@ -760,7 +779,9 @@ describe('metric predicates', () => {
       interval: MAIN_INTERVAL,
       filter: { type: 'or', predicates: [metricIs('tTalk', { gte: 400000 }), { dimension: 'purpose', value: 'ivr' }] },
     });
-    expect(ivr.results).toEqual([{ group: { mediaType: 'voice' }, data: [{ interval: MAIN_INTERVAL, metrics: [{ metric: 'tIvr', stats: timer(20000) }] }] }]);
+    expect(ivr.results).toEqual([
+      { group: { mediaType: 'voice' }, data: [{ interval: MAIN_INTERVAL, metrics: [{ metric: 'tIvr', stats: timer(20000) }] }] },
+    ]);
   });
 
   it('in an and, drop their own metric out of range while the dimension decides for the rest', () => {
@@ -803,12 +824,19 @@ describe('metric predicates', () => {
 
   it('keep everything when the whole filter has no opinion, even an or', () => {
     // main has no tHandle, so an or of a tHandle range has no opinion on any observation.
-    const answer = referenceAggregate([main], { interval: MAIN_INTERVAL, filter: { type: 'or', predicates: [metricIs('tHandle', { gte: 1 })] } });
+    const answer = referenceAggregate([main], {
+      interval: MAIN_INTERVAL,
+      filter: { type: 'or', predicates: [metricIs('tHandle', { gte: 1 })] },
+    });
     expect(namesOf(answer)).toEqual([[ALL_MAIN]]);
     // And a clause that holds only metric predicates leaves an or to its other members.
     const clause = referenceAggregate([main], {
       interval: MAIN_INTERVAL,
-      filter: { type: 'or', predicates: [{ dimension: 'purpose', value: 'customer' }], clauses: [{ type: 'and', predicates: [metricIs('tHandle', { gte: 1 })] }] },
+      filter: {
+        type: 'or',
+        predicates: [{ dimension: 'purpose', value: 'customer' }],
+        clauses: [{ type: 'and', predicates: [metricIs('tHandle', { gte: 1 })] }],
+      },
     });
     expect(namesOf(clause)).toEqual([[['nConnected', 'tConnected']]]);
   });
@@ -887,13 +915,22 @@ describe('views', () => {
   });
 
   it('answer metrics: [] in a bucket that has only views, the target not being requested', () => {
-    const answer = referenceAggregate([talks], { interval: VIEW_INTERVAL, granularity: 'PT30M', metrics: ['nTransferred'], views: [longTalk] });
+    const answer = referenceAggregate([talks], {
+      interval: VIEW_INTERVAL,
+      granularity: 'PT30M',
+      metrics: ['nTransferred'],
+      views: [longTalk],
+    });
     expect(answer.results).toEqual([
       {
         group: { mediaType: 'chat' },
         data: [
           { interval: FIRST_HALF, metrics: [{ metric: 'nTransferred', stats: { count: 1 } }] },
-          { interval: SECOND_HALF, metrics: [], views: [{ name: 'tLongTalk', stats: { max: 600000, min: 300000, count: 2, sum: 900000 } }] },
+          {
+            interval: SECOND_HALF,
+            metrics: [],
+            views: [{ name: 'tLongTalk', stats: { max: 600000, min: 300000, count: 2, sum: 900000 } }],
+          },
         ],
       },
     ]);
@@ -953,7 +990,12 @@ function agentRecord(userId: string, metrics: RecordMetric[]): ConversationRecor
     conversationId: `ref-rank-${userId}`,
     conversationStart: at('10:00:00.000'),
     participants: [
-      { participantId: `p-${userId}`, purpose: 'agent', userId, sessions: [{ sessionId: `s-${userId}`, mediaType: 'voice', direction: 'inbound', metrics }] },
+      {
+        participantId: `p-${userId}`,
+        purpose: 'agent',
+        userId,
+        sessions: [{ sessionId: `s-${userId}`, mediaType: 'voice', direction: 'inbound', metrics }],
+      },
     ],
   };
 }
@@ -967,13 +1009,18 @@ function agentRecord(userId: string, metrics: RecordMetric[]): ConversationRecor
  * tAcw: U-b 5, U-c 9, U-d 5. Canonical group order: U-a, U-b, U-c, U-d.
  */
 const rankRecords = [
-  agentRecord('U-a', [m('tTalk', 100, '10:05:00.000'), m('tTalk', 100, '10:10:00.000'), m('tTalk', 100, '11:05:00.000'), m('tTalk', 100, '11:10:00.000')]),
+  agentRecord('U-a', [
+    m('tTalk', 100, '10:05:00.000'),
+    m('tTalk', 100, '10:10:00.000'),
+    m('tTalk', 100, '11:05:00.000'),
+    m('tTalk', 100, '11:10:00.000'),
+  ]),
   agentRecord('U-b', [m('tTalk', 350, '10:20:00.000'), m('tAcw', 5, '10:25:00.000')]),
   agentRecord('U-c', [m('tTalk', 20, '10:30:00.000'), m('tTalk', 500, '11:30:00.000'), m('tAcw', 9, '11:35:00.000')]),
   agentRecord('U-d', [m('tAcw', 5, '10:40:00.000')]),
 ];
 const RANK_INTERVAL = '2031-01-15T10:00:00.000Z/2031-01-15T12:00:00.000Z';
-const usersOf = (answer: AggregateResponse) => answer.results.map((r) => r.group['userId']);
+const usersOf = (answer: AggregateResponse) => answer.results.map((r) => r.group.userId);
 
 describe('topN and bottomN', () => {
   const rank = (queryType: 'topN' | 'bottomN', name: string, fn: SortMetric['function'], extra: Partial<AggregateQuery> = {}) =>
@@ -1035,9 +1082,18 @@ describe('topN and bottomN', () => {
     // Only groups with tAcw data are in the answer: U-b, U-c, U-d; ranked by max tTalk: U-c 500, U-b 350, U-d none.
     const answer = rank('topN', 'tTalk', 'max', { metrics: ['tAcw'] });
     expect(answer.results).toEqual([
-      { group: { mediaType: 'voice', userId: 'U-c' }, data: [{ interval: '2031-01-15T11:00:00.000Z/2031-01-15T12:00:00.000Z', metrics: [{ metric: 'tAcw', stats: timer(9) }] }] },
-      { group: { mediaType: 'voice', userId: 'U-b' }, data: [{ interval: '2031-01-15T10:00:00.000Z/2031-01-15T11:00:00.000Z', metrics: [{ metric: 'tAcw', stats: timer(5) }] }] },
-      { group: { mediaType: 'voice', userId: 'U-d' }, data: [{ interval: '2031-01-15T10:00:00.000Z/2031-01-15T11:00:00.000Z', metrics: [{ metric: 'tAcw', stats: timer(5) }] }] },
+      {
+        group: { mediaType: 'voice', userId: 'U-c' },
+        data: [{ interval: '2031-01-15T11:00:00.000Z/2031-01-15T12:00:00.000Z', metrics: [{ metric: 'tAcw', stats: timer(9) }] }],
+      },
+      {
+        group: { mediaType: 'voice', userId: 'U-b' },
+        data: [{ interval: '2031-01-15T10:00:00.000Z/2031-01-15T11:00:00.000Z', metrics: [{ metric: 'tAcw', stats: timer(5) }] }],
+      },
+      {
+        group: { mediaType: 'voice', userId: 'U-d' },
+        data: [{ interval: '2031-01-15T10:00:00.000Z/2031-01-15T11:00:00.000Z', metrics: [{ metric: 'tAcw', stats: timer(5) }] }],
+      },
     ]);
   });
 
@@ -1052,7 +1108,9 @@ describe('topN and bottomN', () => {
     expect(() => referenceAggregate(rankRecords, base)).toThrow(/sortMetric/);
     expect(() => referenceAggregate(rankRecords, { ...base, sortMetric: { name: 'oServiceLevel', function: 'sum' } })).toThrow(/sort/);
     expect(() => referenceAggregate(rankRecords, { ...base, sortMetric: { name: 'tTalk', function: 'sum' }, limit: 0 })).toThrow(/limit/);
-    expect(() => referenceAggregate(rankRecords, { ...base, sortMetric: { name: 'tTalk', function: 'sum' }, limit: 10_001 })).toThrow(/limit/);
+    expect(() => referenceAggregate(rankRecords, { ...base, sortMetric: { name: 'tTalk', function: 'sum' }, limit: 10_001 })).toThrow(
+      /limit/,
+    );
     expect(() => referenceAggregate(rankRecords, { ...base, queryType: 'top' })).toThrow(/queryType/);
   });
 });
@@ -1089,7 +1147,7 @@ function handledAt(id: string, emits: [string, number][]): ConversationRecord {
 function bucketSums(records: ConversationRecord[], query: Omit<AggregateQuery, 'metrics'>): [string, number | undefined][] {
   const answer = referenceAggregate(records, { ...query, metrics: ['tHandle'] });
   expect(answer.results.length).toBeLessThanOrEqual(1);
-  return (answer.results[0]?.data ?? []).map((d) => [d.interval, (d.metrics[0]?.stats as { sum?: number }).sum]);
+  return (answer.results[0]?.data ?? []).map((d) => [d.interval, (d.metrics[0]?.stats as { sum?: number } | undefined)?.sum]);
 }
 
 describe('time zones', () => {
@@ -1218,7 +1276,12 @@ describe('time zones', () => {
 
   it('move a boundary in the spring-forward gap forward by the gap', () => {
     // From Mar 30 02:30 CET: Mar 31 02:30 does not exist in Berlin -> 03:30 CEST (01:30Z); then Apr 1 02:30 CEST.
-    const records = [handledAt('gap', [['2024-03-31T01:29:59.999Z', 1], ['2024-03-31T01:30:00.000Z', 2]])];
+    const records = [
+      handledAt('gap', [
+        ['2024-03-31T01:29:59.999Z', 1],
+        ['2024-03-31T01:30:00.000Z', 2],
+      ]),
+    ];
     const interval = '2024-03-30T02:30:00+01:00/2024-04-01T02:30:00+02:00';
     expect(bucketSums(records, { interval, granularity: 'P1D', timeZone: 'Europe/Berlin' })).toEqual([
       ['2024-03-30T01:30:00.000Z/2024-03-31T01:30:00.000Z', 1],
@@ -1228,7 +1291,12 @@ describe('time zones', () => {
 
   it('put a boundary at a repeated local time on its first occurrence', () => {
     // From Nov 2 01:30 EDT: Nov 3 01:30 happens at 05:30Z (EDT) and 06:30Z (EST) -> 05:30Z; Nov 4 01:30 EST = 06:30Z.
-    const records = [handledAt('fold', [['2024-11-03T05:29:59.999Z', 1], ['2024-11-03T05:30:00.000Z', 2]])];
+    const records = [
+      handledAt('fold', [
+        ['2024-11-03T05:29:59.999Z', 1],
+        ['2024-11-03T05:30:00.000Z', 2],
+      ]),
+    ];
     const interval = '2024-11-02T01:30:00-04:00/2024-11-04T01:30:00-05:00';
     expect(bucketSums(records, { interval, granularity: 'P1D', timeZone: 'America/New_York' })).toEqual([
       ['2024-11-02T05:30:00.000Z/2024-11-03T05:30:00.000Z', 1],
@@ -1237,7 +1305,12 @@ describe('time zones', () => {
   });
 
   it('keep hours as elapsed time: a 23-hour local day takes PT1H but not PT12H', () => {
-    const records = [handledAt('elapsed', [['2024-03-31T00:30:00.000Z', 1], ['2024-03-31T01:30:00.000Z', 2]])];
+    const records = [
+      handledAt('elapsed', [
+        ['2024-03-31T00:30:00.000Z', 1],
+        ['2024-03-31T01:30:00.000Z', 2],
+      ]),
+    ];
     const interval = '2024-03-31T00:00:00+01:00/2024-04-01T00:00:00+02:00';
     expect(bucketSums(records, { interval, granularity: 'PT1H', timeZone: 'Europe/Berlin' })).toEqual([
       ['2024-03-31T00:00:00.000Z/2024-03-31T01:00:00.000Z', 1], // 01:00-02:00 CET
@@ -1264,7 +1337,9 @@ describe('unsupported query features', () => {
     expect(q({ granularity: 'P1DT12H' })).toThrow(/granularity/);
     expect(q({ granularity: 'PT0M' })).toThrow(/granularity/);
     expect(q({ alternateTimeDimension: 'processingTime' })).toThrow(/alternateTimeDimension/);
-    expect(q({ filter: { type: 'and', predicates: [{ type: 'property', dimension: 'x' } as unknown as Predicate] } })).toThrow(/predicate type/);
+    expect(q({ filter: { type: 'and', predicates: [{ type: 'property', dimension: 'x' } as unknown as Predicate] } })).toThrow(
+      /predicate type/,
+    );
     expect(q({ filter: { type: 'and', predicates: [metricIs('oServiceLevel', { gte: 0.5 })] } })).toThrow(/calculated/);
     expect(q({ filter: { type: 'and', predicates: [metricIs('tTalk', {})] } })).toThrow(/bound/);
     expect(q({ filter: { type: 'and', predicates: [{ dimension: 'queueId' }] } })).toThrow(/value/);

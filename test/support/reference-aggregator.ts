@@ -11,13 +11,7 @@
  * metric predicates (three-valued: true, false or no opinion); rangeBound views; queryType groupBy / topN /
  * bottomN. Anything else throws, so a test cannot silently compare against a guess.
  */
-import {
-  DIMENSIONS,
-  METRICS,
-  USER_PURPOSES,
-  type Dimension,
-  type MetricDef,
-} from '../../src/analytics/catalog';
+import { DIMENSIONS, METRICS, USER_PURPOSES, type Dimension, type MetricDef } from '../../src/analytics/catalog';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Input shapes
@@ -208,11 +202,7 @@ function setIfPresent(dims: Partial<Record<Dimension, string>>, dim: Dimension, 
 }
 
 /** The value of `field` on the latest segment (by segmentStart) started at or before `time` that carries it. */
-function segmentField(
-  segments: RecordSegment[],
-  field: 'queueId' | 'wrapUpCode' | 'disconnectType',
-  time: number,
-): string | undefined {
+function segmentField(segments: RecordSegment[], field: 'queueId' | 'wrapUpCode' | 'disconnectType', time: number): string | undefined {
   let best: { start: number; value: string } | undefined;
   for (const segment of segments) {
     const start = Date.parse(segment.segmentStart);
@@ -535,7 +525,7 @@ function keeps(filter: Filter | undefined, observation: Observation, def: Metric
 function groupOf(dims: Partial<Record<Dimension, string>>, groupBy: readonly Dimension[]): Group {
   const group: Group = {};
   const mediaType = dims.mediaType;
-  if (mediaType !== undefined) group['mediaType'] = mediaType;
+  if (mediaType !== undefined) group.mediaType = mediaType;
   for (const dim of groupBy) {
     const value = dims[dim];
     if (value !== undefined) group[dim] = value;
@@ -817,7 +807,7 @@ function serviceLevelStats(counts: ServiceLevelCounts, group: Group, settings: S
   let denominator = counts.tAnswered + counts.tAbandon;
   if (settings.includeFlowOuts) denominator += counts.tFlowOut;
   if (!settings.includeShortAbandons) denominator -= counts.tShortAbandon;
-  const queueId = group['queueId'];
+  const queueId = group.queueId;
   const override = queueId === undefined ? undefined : settings.queues[queueId];
   const target = override ? override.target : settings.target;
   const stats: ServiceLevelStats = { numerator, denominator, target };

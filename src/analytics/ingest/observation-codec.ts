@@ -19,26 +19,52 @@ import type { DimValues, Observation } from './to-observations';
  * JSON, where a BLOB is an array of numbers; so the blob travels as hex text (`unhex(?)` on write,
  * `hex(data)` on read, see DATA_SQL).
  *
- * Earlier rows hold TEXT JSON `{"s": [strings], "o": [metric, emit − base, value, 14 dim refs, …]}`
- * (refs 1 + index into s, 0 = absent). They are still read (a hex string never starts with `{`),
- * and are rewritten in the current format the next time their conversation gets new observations.
- *
  * STORAGE FORMAT: WORDS is part of it. Append only; never reorder.
  */
 const VERSION = 1;
 const WORDS = [
-  'inbound', 'outbound',
-  'voice', 'chat', 'email', 'callback', 'message', 'screenshare', 'cobrowse', 'video',
-  'acd', 'agent', 'api', 'botflow', 'campaign', 'customer', 'dialer', 'external', 'fax', 'group', 'ivr',
-  'manual', 'station', 'user', 'voicemail', 'workflow',
-  'client', 'peer', 'system', 'transfer', 'endpoint', 'error', 'timeout', 'spam', 'other',
+  'inbound',
+  'outbound',
+  'voice',
+  'chat',
+  'email',
+  'callback',
+  'message',
+  'screenshare',
+  'cobrowse',
+  'video',
+  'acd',
+  'agent',
+  'api',
+  'botflow',
+  'campaign',
+  'customer',
+  'dialer',
+  'external',
+  'fax',
+  'group',
+  'ivr',
+  'manual',
+  'station',
+  'user',
+  'voicemail',
+  'workflow',
+  'client',
+  'peer',
+  'system',
+  'transfer',
+  'endpoint',
+  'error',
+  'timeout',
+  'spam',
+  'other',
 ] as const;
 const WORD_INDEX = new Map<string, number>(WORDS.map((w, i) => [w, i]));
 /** Longer strings skip the WORD_INDEX lookup (and the hashing it costs). */
 const LONGEST_WORD = Math.max(...WORDS.map((w) => w.length));
 
-/** The `data` column as the decoder wants it (hex for blobs, the JSON text as is for old rows). */
-export const DATA_SQL = `CASE WHEN typeof(data) = 'blob' THEN hex(data) ELSE data END`;
+/** The `data` column as the decoder wants it. */
+export const DATA_SQL = 'hex(data)';
 
 const D = DIMENSIONS.length;
 // Tuple masks are 31-bit integers; more dimensions would need a wider mask (a new VERSION).
@@ -99,7 +125,8 @@ function scratchHex(): string {
  * that survives 16 bytes and back unchanged); otherwise writes nothing and returns false.
  */
 function writeUuid(s: string): boolean {
-  if (s.length !== 36 || s.charCodeAt(8) !== 45 || s.charCodeAt(13) !== 45 || s.charCodeAt(18) !== 45 || s.charCodeAt(23) !== 45) return false;
+  if (s.length !== 36 || s.charCodeAt(8) !== 45 || s.charCodeAt(13) !== 45 || s.charCodeAt(18) !== 45 || s.charCodeAt(23) !== 45)
+    return false;
   ensure(17);
   let p = length + 1;
   for (let i = 0; i < 36; i += 2) {
@@ -270,7 +297,7 @@ export function encodeObservations(observations: readonly Observation[], base: n
 
 /** The observations of a stored row: `data` as selected by DATA_SQL, `base` its first_emit, `id` its id. */
 export function decodeObservations(data: string, base: number, id: string): Observation[] {
-  return data.startsWith('{') ? decodeJson(data, base) : decodeBinary(hexBytes(data), base, id);
+  return decodeBinary(hexBytes(data), base, id);
 }
 
 function hexBytes(hex: string): Uint8Array {
@@ -339,43 +366,4 @@ function decodeBinary(bytes: Uint8Array, base: number, id: string): Observation[
     out[i] = { metric, emit, value: varint(), dims: dims.slice() };
   }
   return out;
-}
-
-const STRIDE = 3 + D;
-
-function decodeJson(data: string, base: number): Observation[] {
-  const { s, o } = JSON.parse(data) as { s: string[]; o: number[] };
-  const out: Observation[] = [];
-  for (let p = 0; p + STRIDE <= o.length; p += STRIDE) {
-    const dims: DimValues = new Array(D);
-    for (let d = 0; d < D; d++) {
-      const ref = o[p + 3 + d]!;
-      dims[d] = ref === 0 ? undefined : s[ref - 1];
-    }
-    out.push({ metric: o[p]!, emit: o[p + 1]! + base, value: o[p + 2]!, dims });
-  }
-  return out;
-}
-
-/** The previous format, kept so tests can store rows as older versions of ingest did. */
-export function encodeObservationsJson(observations: readonly Observation[], base: number): string {
-  const s: string[] = [];
-  const index = new Map<string, number>();
-  const o: number[] = [];
-  for (const obs of observations) {
-    o.push(obs.metric, obs.emit - base, obs.value);
-    for (const value of obs.dims) {
-      if (value === undefined) {
-        o.push(0);
-        continue;
-      }
-      let i = index.get(value);
-      if (i === undefined) {
-        i = s.push(value) - 1;
-        index.set(value, i);
-      }
-      o.push(i + 1);
-    }
-  }
-  return JSON.stringify({ s, o });
 }

@@ -1,6 +1,7 @@
 import { DIRECTIONS, MEDIA_TYPES, OBSERVED_METRIC_NAMES, PURPOSES } from '../catalog';
 import { ANALYTICS_LIMITS as L } from '../limits';
-import { instantMs, type ConversationRecord } from './record.schema';
+import { instantMs } from '../iso8601';
+import type { ConversationRecord } from './record.schema';
 
 /**
  * The ingest body's fast path: the same checks and the same output as `ingestBodySchema`
@@ -103,7 +104,11 @@ function participant(value: unknown): Json {
 
 function session(value: unknown): Json {
   if (!isObject(value)) throw DECLINE;
-  const out: Json = { sessionId: str(value.sessionId), mediaType: oneOf(value.mediaType, MEDIA), direction: oneOf(value.direction, DIRECTION) };
+  const out: Json = {
+    sessionId: str(value.sessionId),
+    mediaType: oneOf(value.mediaType, MEDIA),
+    direction: oneOf(value.direction, DIRECTION),
+  };
   optional(out, 'ani', value.ani, str);
   optional(out, 'dnis', value.dnis, str);
   optional(out, 'segments', value.segments, segments);

@@ -124,14 +124,10 @@ export function toObservations(record: ConversationRecord): Observation[] {
   return out;
 }
 
-/** The identity of an observation inside its conversation: (sessionId, metric, emitDate). */
-export function observationKey(o: Observation): string {
-  return `${o.dims[D.sessionId]}\u0000${o.metric}\u0000${o.emit}`;
-}
-
 /**
- * A set of observationKey identities without building a string per observation (ingest checks every
- * observation against its conversation's stored ones): sessionId -> metric and emit as one number.
+ * A set of observation identities inside a conversation, (sessionId, metric, emitDate), without a
+ * string per observation (ingest checks every observation against its conversation's stored ones):
+ * sessionId -> metric and emit as one number.
  */
 export class ObservationKeys {
   private readonly bySession = new Map<string | undefined, Set<number>>();

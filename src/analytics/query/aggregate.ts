@@ -1,16 +1,8 @@
 import { APPLIES, DIMENSION_INDEX, METRICS, SERVICE_LEVEL, type Dimension } from '../catalog';
+import { invalidValue } from '../../errors';
 import type { DimValues } from '../ingest/to-observations';
-import { ApiError } from '../../http/api-error';
 import type { CompiledFilter } from './filter';
-import { jsonPiece, JsonBytes } from './json-bytes';
-import { emptyCounts, serviceLevel, type ServiceLevelCounts, type ServiceLevelStats } from './service-level';
-
-export interface ServiceLevelSettings {
-  includeFlowOuts: boolean;
-  includeShortAbandons: boolean;
-  target: number;
-  queues: Record<string, { target: number }>;
-}
+import { emptyCounts, type ServiceLevelCounts } from '../service-level';
 
 /** A rangeBound view: the target's observations with value in [gte, lt). */
 export interface ViewSpec {
@@ -39,18 +31,19 @@ export interface AggregateSpec {
   rank?: RankSpec;
 }
 
-interface Accumulator {
+export interface Accumulator {
   count: number;
   sum: number;
   min: number;
   max: number;
 }
 
-interface GroupState {
+/** One group of the answer and what was added into it. */
+export interface GroupState {
   /** mediaType, then each groupBy dimension in request order (undefined where the group lacks it). */
   values: (string | undefined)[];
   group: Record<string, string>;
-  /** `bucket * METRIC_COUNT + metric` -> row of the aggregation's CellTable: one lookup per cell, no per-bucket maps. */
+  /** cellKey(bucket, metric) -> row of the aggregation's CellTable: one lookup per cell, no per-bucket maps. */
   cells: Map<number, number>;
   /** bucket -> oServiceLevel components */
   serviceLevel: Map<number, ServiceLevelCounts>;
@@ -60,6 +53,19 @@ interface GroupState {
 
 const MEDIA_TYPE = DIMENSION_INDEX.mediaType;
 const METRIC_COUNT = METRICS.length;
+
+/** A group's cell of one metric in one bucket, as one number. */
+export function cellKey(bucket: number, metric: number): number {
+  return bucket * METRIC_COUNT + metric;
+}
+
+export function bucketOfCell(key: number): number {
+  return Math.floor(key / METRIC_COUNT);
+}
+
+function metricOfCell(key: number): number {
+  return key % METRIC_COUNT;
+}
 
 /** Groups found by their key values one level at a time (mediaType, then each groupBy dimension): no key strings built per cell. */
 type GroupTrie = Map<string | undefined, GroupTrie | GroupState>;
@@ -89,7 +95,7 @@ function accumulate(map: Map<number, Accumulator>, key: number, count: number, s
  * Float64Array: a query adds tens of thousands of cells, and an object per cell was a fifth of the
  * time spent adding them (allocation and the garbage collector).
  */
-class CellTable {
+export class CellTable {
   values = new Float64Array(4 * 1024);
   private rows = 0;
 
@@ -118,10 +124,6 @@ class CellTable {
     if (max > v[at + 3]!) v[at + 3] = max;
   }
 
-  count(row: number): number {
-    return this.values[4 * row]!;
-  }
-
   accumulator(row: number): Accumulator {
     const at = 4 * row;
     const v = this.values;
@@ -145,79 +147,24 @@ function compareGroups(a: (string | undefined)[], b: (string | undefined)[]): nu
   return 0;
 }
 
-/** Constant pieces of the answer's JSON, encoded once. */
-const P = {
-  /** `{"metric":"<name>","stats":` per metric index, encoded once. */
-  prefix: METRICS.map((m) => jsonPiece(`{"metric":${JSON.stringify(m.name)},"stats":`)),
-  max: jsonPiece('{"max":'),
-  min: jsonPiece(',"min":'),
-  timerCount: jsonPiece(',"count":'),
-  sum: jsonPiece(',"sum":'),
-  count: jsonPiece('{"count":'),
-  ratio: jsonPiece('{"ratio":'),
-  numerator: jsonPiece('"numerator":'),
-  denominator: jsonPiece(',"denominator":'),
-  target: jsonPiece(',"target":'),
-  group: jsonPiece('{"group":'),
-  data: jsonPiece(',"data":['),
-  interval: jsonPiece('{"interval":'),
-  metrics: jsonPiece(',"metrics":['),
-  views: jsonPiece(',"views":['),
-  viewName: jsonPiece('{"name":'),
-  stats: jsonPiece(',"stats":'),
-};
-const COMMA = 44;
-const COMMA_PIECE = jsonPiece(',');
-const OPEN_BRACKET = 91;
-const CLOSE_BRACKET = 93;
-const OPEN_BRACE = 123;
-const CLOSE_BRACE = 125;
-
-/** Timer stats, keys in the wire order. */
-function writeTimer(out: JsonBytes, count: number, sum: number, min: number, max: number): void {
-  out.piece(P.max);
-  out.number(max);
-  out.piece(P.min);
-  out.number(min);
-  out.piece(P.timerCount);
-  out.number(count);
-  out.piece(P.sum);
-  out.number(sum);
-  out.char(CLOSE_BRACE);
-}
-
-/** oServiceLevel stats: ratio (when defined), numerator, denominator, target. */
-function writeServiceLevel(out: JsonBytes, stats: ServiceLevelStats): void {
-  if (stats.ratio !== undefined) {
-    out.piece(P.ratio);
-    out.number(stats.ratio);
-    out.char(COMMA);
-  } else out.char(OPEN_BRACE);
-  out.piece(P.numerator);
-  out.number(stats.numerator);
-  out.piece(P.denominator);
-  out.number(stats.denominator);
-  out.piece(P.target);
-  out.number(stats.target);
-  out.char(CLOSE_BRACE);
-}
-
 /**
  * The pure heart of the aggregate query. Stores feed it cells — one observation (with its value),
  * or a pre-aggregated run of observations with the same bucket, metric and relevant dimensions —
  * and it applies the seed's rules: filter per metric (rule 2), group by mediaType plus the groupBy
  * dimensions each observation has (rule 3), absent-not-zero (rule 4), the service level computed
- * per group without userId from its components, views, and topN/bottomN ranking.
+ * per group without userId from its components, views, and topN/bottomN ranking. What it holds
+ * becomes the answer in results-json.ts.
  */
 export class Aggregation {
   private readonly groups: GroupTrie = new Map();
   private readonly states: GroupState[] = [];
-  private readonly table = new CellTable();
+  /** count, sum, min and max of every group's cells. */
+  readonly table = new CellTable();
   /** Metrics accumulated per group: the ones answered, plus view targets and the sort metric. */
   private readonly accumulated: boolean[];
   private readonly groupIndexes: number[];
   /** Metric indexes in answer order. */
-  private readonly order: readonly number[];
+  readonly order: readonly number[];
   /** Per metric index (arrays, not maps: add() runs once per cell). */
   private readonly viewsByTarget: ({ index: number; view: ViewSpec }[] | undefined)[] = [];
   private readonly serviceLevelRole: (keyof ServiceLevelCounts | undefined)[];
@@ -252,7 +199,7 @@ export class Aggregation {
     const filter = this.spec.filter;
     if (this.accumulated[metric] && filter(metric, metric, dims, value)) {
       const state = this.groupFor(metric, dims);
-      const key = bucket * METRIC_COUNT + metric;
+      const key = cellKey(bucket, metric);
       const row = state.cells.get(key);
       if (row === undefined) state.cells.set(key, this.table.push(count, sum, min, max));
       else this.table.merge(row, count, sum, min, max);
@@ -297,7 +244,7 @@ export class Aggregation {
     const found = node.get(key) as GroupState | undefined;
     if (found) return found;
     if (this.states.length >= this.spec.maxGroups) {
-      throw ApiError.invalidValue(
+      throw invalidValue(
         'groupBy',
         `The query produces more than ${this.spec.maxGroups} groups; narrow the filter or group by fewer dimensions.`,
       );
@@ -315,106 +262,20 @@ export class Aggregation {
     return state;
   }
 
-  /**
-   * Writes the answer's `results` array (Genesys wire format): groups in a stable order (by their
-   * dimension values) or ranked (topN/bottomN), each with `data` per bucket in time order
-   * (`interval` from `intervalOf`), metrics in answer order, views in request order. A group or
-   * bucket with nothing to show is left out.
-   */
-  writeResults(out: JsonBytes, serviceLevel: ServiceLevelSettings, intervalOf: (bucket: number) => string): void {
+  /** Views in request order (a group's `views` map is keyed by their index). */
+  get views(): readonly ViewSpec[] {
+    return this.spec.views ?? [];
+  }
+
+  /** Most groups the answer may show (topN/bottomN's limit); undefined = all. */
+  get limit(): number | undefined {
+    return this.spec.rank?.limit;
+  }
+
+  /** Every group, in answer order: by their dimension values, or ranked (topN/bottomN). */
+  groupsInOrder(): GroupState[] {
     const states = [...this.states].sort((a, b) => compareGroups(a.values, b.values));
-    const ranked = this.spec.rank ? this.rank(states, this.spec.rank) : states;
-    const limit = this.spec.rank?.limit;
-    const intervals: Uint8Array[] = [];
-    const interval = (bucket: number) => (intervals[bucket] ??= jsonPiece(JSON.stringify(intervalOf(bucket))));
-    let written = 0;
-    out.char(OPEN_BRACKET);
-    for (const state of ranked) {
-      const start = out.length;
-      if (written > 0) out.char(COMMA);
-      out.piece(P.group);
-      out.text(JSON.stringify(state.group));
-      out.piece(P.data);
-      if (this.writeGroupData(out, state, serviceLevel, interval)) {
-        out.char(CLOSE_BRACKET);
-        out.char(CLOSE_BRACE);
-        written++;
-      } else out.rewind(start);
-      if (limit !== undefined && written >= limit) break;
-    }
-    out.char(CLOSE_BRACKET);
-  }
-
-  /** About how many bytes writeResults will write: enough that the buffer seldom has to grow. */
-  sizeHint(): number {
-    let cells = 0;
-    for (const state of this.states) cells += state.cells.size + state.serviceLevel.size;
-    return 1024 + cells * 80;
-  }
-
-  /** One `{"interval", "metrics", "views"?}` entry per bucket with data; false when there is none. */
-  private writeGroupData(out: JsonBytes, state: GroupState, serviceLevel: ServiceLevelSettings, interval: (bucket: number) => Uint8Array): boolean {
-    const order = this.order;
-    const bucketIds = new Set([...state.serviceLevel.keys(), ...state.views.keys()]);
-    for (const key of state.cells.keys()) bucketIds.add(Math.floor(key / METRIC_COUNT));
-    let entries = 0;
-    for (const bucket of [...bucketIds].sort((a, b) => a - b)) {
-      const start = out.length;
-      if (entries > 0) out.char(COMMA);
-      out.piece(P.interval);
-      out.piece(interval(bucket));
-      out.piece(P.metrics);
-      let metrics = 0;
-      const base = bucket * METRIC_COUNT;
-      for (const m of order) {
-        if (m === SERVICE_LEVEL.metric) {
-          const counts = state.serviceLevel.get(bucket);
-          if (!counts) continue;
-          if (metrics++ > 0) out.char(COMMA);
-          out.piece(P.prefix[m]!);
-          writeServiceLevel(out, serviceLevelStats(counts, state.group, serviceLevel));
-          out.char(CLOSE_BRACE);
-          continue;
-        }
-        const row = state.cells.get(base + m);
-        if (row === undefined) continue;
-        if (metrics++ > 0) out.char(COMMA);
-        out.piece(P.prefix[m]!);
-        if (METRICS[m]!.kind === 'timer') {
-          const v = this.table.values;
-          const at = 4 * row;
-          writeTimer(out, v[at]!, v[at + 1]!, v[at + 2]!, v[at + 3]!);
-        } else {
-          out.piece(P.count);
-          out.number(this.table.count(row));
-          out.char(CLOSE_BRACE);
-        }
-        out.char(CLOSE_BRACE);
-      }
-      out.char(CLOSE_BRACKET);
-      let views = 0;
-      const viewAccs = state.views.get(bucket);
-      if (viewAccs) {
-        (this.spec.views ?? []).forEach((view, index) => {
-          const acc = viewAccs.get(index);
-          if (!acc) return;
-          out.piece(views++ > 0 ? COMMA_PIECE : P.views);
-          out.piece(P.viewName);
-          out.text(JSON.stringify(view.name));
-          out.piece(P.stats);
-          writeTimer(out, acc.count, acc.sum, acc.min, acc.max);
-          out.char(CLOSE_BRACE);
-        });
-        if (views > 0) out.char(CLOSE_BRACKET);
-      }
-      if (metrics === 0 && views === 0) {
-        out.rewind(start);
-        continue;
-      }
-      out.char(CLOSE_BRACE);
-      entries++;
-    }
-    return entries > 0;
+    return this.spec.rank ? this.rank(states, this.spec.rank) : states;
   }
 
   /** Whole groups ordered by the sort function of the sort metric over all buckets; groups without it last. */
@@ -422,7 +283,7 @@ export class Aggregation {
     const score = (state: GroupState): number | undefined => {
       let total: Accumulator | undefined;
       for (const [key, row] of state.cells) {
-        if (key % METRIC_COUNT !== rank.metric) continue;
+        if (metricOfCell(key) !== rank.metric) continue;
         const acc = this.table.accumulator(row);
         if (!total) total = acc;
         else {
@@ -456,10 +317,4 @@ export class Aggregation {
     });
     return scored.map((s) => s.state);
   }
-}
-
-function serviceLevelStats(counts: ServiceLevelCounts, group: Record<string, string>, settings: ServiceLevelSettings): ServiceLevelStats {
-  const queueId = group.queueId;
-  const target = (queueId !== undefined ? settings.queues[queueId]?.target : undefined) ?? settings.target;
-  return serviceLevel(counts, settings, target);
 }

@@ -90,7 +90,10 @@ function compilePredicate(p: Predicate): Part {
     return (_applies, metric, _dims, value) => {
       if (metric !== target) return NO_OPINION;
       const inRange =
-        (gt === undefined || value > gt) && (gte === undefined || value >= gte) && (lt === undefined || value < lt) && (lte === undefined || value <= lte);
+        (gt === undefined || value > gt) &&
+        (gte === undefined || value >= gte) &&
+        (lt === undefined || value < lt) &&
+        (lte === undefined || value <= lte);
       return inRange ? TRUE : FALSE;
     };
   }

@@ -1,29 +1,25 @@
 /**
  * The time core of the aggregate query: ISO 8601 intervals and durations, and the bucket plan
  * for a granularity in an IANA time zone. Plain values in, plain values out; every bad input
- * becomes an ApiError naming the request field.
+ * becomes a DomainError naming the request field.
  *
  * Instants are epoch milliseconds. A "wall" value is a local wall-clock date-time encoded as the
  * epoch milliseconds it would have if the zone were UTC; calendar arithmetic happens on wall values
  * and a zone's offset turns them back into instants.
  */
-import { ApiError } from '../../http/api-error';
+import { invalidDate, invalidValue, type DomainError } from '../../errors';
+import {
+  addCalendar,
+  DAY_MS,
+  daysFromCivil,
+  HOUR_MS,
+  MINUTE_MS,
+  parseDateTime,
+  parseIsoDuration,
+  SECOND_MS,
+  type IsoDuration,
+} from '../iso8601';
 import { ANALYTICS_LIMITS } from '../limits';
-
-const SECOND_MS = 1_000;
-const MINUTE_MS = 60 * SECOND_MS;
-const HOUR_MS = 60 * MINUTE_MS;
-const DAY_MS = 24 * HOUR_MS;
-
-/** An ISO 8601 duration split into what steps on the calendar and what is elapsed time. */
-export interface IsoDuration {
-  /** Calendar months (years count 12). */
-  months: number;
-  /** Calendar days (weeks count 7). */
-  days: number;
-  /** Elapsed milliseconds (hours, minutes, seconds). */
-  ms: number;
-}
 
 /** A half-open interval [start, end) in epoch milliseconds. */
 export interface Interval {
@@ -50,55 +46,6 @@ export interface UniformRun {
   width: number;
   count: number;
   firstIndex: number;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Civil calendar (proleptic Gregorian), without Date.UTC, which maps years 0..99 to 1900..1999.
-
-function isLeapYear(y: number): boolean {
-  return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
-}
-
-function daysInMonth(y: number, m: number): number {
-  if (m === 2) return isLeapYear(y) ? 29 : 28;
-  return m === 4 || m === 6 || m === 9 || m === 11 ? 30 : 31;
-}
-
-/** Days since 1970-01-01 of a civil date (Howard Hinnant's days_from_civil). */
-function daysFromCivil(y: number, m: number, d: number): number {
-  const yy = m <= 2 ? y - 1 : y;
-  const era = Math.floor(yy / 400);
-  const yoe = yy - era * 400;
-  const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1;
-  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
-  return era * 146_097 + doe - 719_468;
-}
-
-function civilFromDays(z: number): { y: number; m: number; d: number } {
-  const zz = z + 719_468;
-  const era = Math.floor(zz / 146_097);
-  const doe = zz - era * 146_097;
-  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
-  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
-  const mp = Math.floor((5 * doy + 2) / 153);
-  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
-  const m = mp < 10 ? mp + 3 : mp - 9;
-  return { y: yoe + era * 400 + (m <= 2 ? 1 : 0), m, d };
-}
-
-/** Adds calendar months (clamping the day to the target month's length), then calendar days, to a wall value. */
-function addCalendar(wall: number, months: number, days: number): number {
-  const dayNumber = Math.floor(wall / DAY_MS);
-  const timeOfDay = wall - dayNumber * DAY_MS;
-  let date = dayNumber;
-  if (months !== 0) {
-    const { y, m, d } = civilFromDays(dayNumber);
-    const monthIndex = y * 12 + (m - 1) + months;
-    const ny = Math.floor(monthIndex / 12);
-    const nm = monthIndex - ny * 12 + 1;
-    date = daysFromCivil(ny, nm, Math.min(d, daysInMonth(ny, nm)));
-  }
-  return (date + days) * DAY_MS + timeOfDay;
 }
 
 /** Echoes client input in messages, cut short so a huge value cannot bloat the error body. */
@@ -161,7 +108,7 @@ function intlZone(formatter: Intl.DateTimeFormat): Zone {
   };
 }
 
-/** The zone for an IANA name (formatters are costly to build, so each zone is built once), or 400 `invalid.value`. */
+/** The zone for an IANA name (formatters are costly to build, so each zone is built once); an unknown one is an invalid value. */
 function resolveZone(name: string, fieldName: string): Zone {
   const cached = zoneCache.get(name);
   if (cached) return cached;
@@ -185,18 +132,13 @@ function resolveZone(name: string, fieldName: string): Zone {
     }
   }
   if (!formatter) {
-    throw ApiError.invalidValue(fieldName, `${fieldName} ${quote(name)} is not a known IANA time zone (for example "UTC" or "Europe/Berlin").`);
+    throw invalidValue(fieldName, `${fieldName} ${quote(name)} is not a known IANA time zone (for example "UTC" or "Europe/Berlin").`);
   }
   const zone = intlZone(formatter);
   // Intl accepts any capitalisation; bound the cache so odd spellings cannot grow it without limit.
   if (zoneCache.size >= MAX_CACHED_ZONES) zoneCache.clear();
   zoneCache.set(name, zone);
   return zone;
-}
-
-/** Throws 400 `invalid.value` naming `fieldName` unless `timeZone` is a time zone Intl knows. */
-export function assertTimeZone(timeZone: string, fieldName = 'timeZone'): void {
-  resolveZone(timeZone, fieldName);
 }
 
 /**
@@ -249,83 +191,30 @@ function addDuration(zone: Zone, t: number, tWall: number, duration: IsoDuration
 // ---------------------------------------------------------------------------------------------
 // Parsing
 
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?$/;
 const DATE_EXAMPLE = 'Dates must be specified as ISO-8601 strings. For example: yyyy-MM-ddTHH:mm:ss.SSSZ';
-/** Largest UTC offset accepted in a date-time (the range Java's ZoneOffset allows). */
-const MAX_OFFSET_MS = 18 * HOUR_MS;
-
-/** Epoch ms of an ISO 8601 date-time, or the reason it is not one. No offset means UTC; fractions below 1 ms are truncated. */
-export function parseDateTime(text: string): number | string {
-  const match = DATE_TIME.exec(text);
-  if (!match) return 'expected yyyy-MM-ddTHH:mm[:ss[.SSS]] with an optional offset (Z, +hh:mm, +hhmm or +hh)';
-  const [, ys, mos, ds, hs, mis, ss, fraction, , sign, ohs, oms] = match;
-  const year = Number(ys);
-  const month = Number(mos);
-  const day = Number(ds);
-  const hour = Number(hs);
-  const minute = Number(mis);
-  const second = ss === undefined ? 0 : Number(ss);
-  if (month < 1 || month > 12) return `month ${mos} does not exist`;
-  if (day < 1 || day > daysInMonth(year, month)) return `day ${ds} does not exist in ${ys}-${mos}`;
-  if (hour > 23) return `hour ${hs} does not exist (00-23)`;
-  if (minute > 59) return `minute ${mis} does not exist (00-59)`;
-  if (second > 59) return `second ${ss} does not exist (00-59)`;
-  let offset = 0;
-  if (sign !== undefined) {
-    const offsetMinutes = oms === undefined ? 0 : Number(oms);
-    if (offsetMinutes > 59) return `offset minute ${oms} does not exist (00-59)`;
-    offset = (Number(ohs) * HOUR_MS + offsetMinutes * MINUTE_MS) * (sign === '-' ? -1 : 1);
-    if (Math.abs(offset) > MAX_OFFSET_MS) return 'offset must lie within ±18:00';
-  }
-  const millis = fraction === undefined ? 0 : Number(fraction.slice(0, 3).padEnd(3, '0'));
-  const wall = daysFromCivil(year, month, day) * DAY_MS + hour * HOUR_MS + minute * MINUTE_MS + second * SECOND_MS + millis;
-  return wall - offset;
-}
-
-const DURATION =
-  /^P(?:(\d{1,9})Y)?(?:(\d{1,9})M)?(?:(\d{1,9})W)?(?:(\d{1,9})D)?(?:(T)(?:(\d{1,9})H)?(?:(\d{1,9})M)?(?:(\d{1,9})(?:[.,](\d{1,3}))?S)?)?$/i;
-const DURATION_FORMAT = 'expected an ISO-8601 duration PnYnMnWnDTnHnMnS with at least one component, for example P1D, PT15M or P1DT12H';
-
-/** The duration, or the reason the text is not one. A zero-length duration parses (callers decide). */
-function tryParseDuration(text: string): IsoDuration | string {
-  const match = DURATION.exec(text);
-  if (!match) return DURATION_FORMAT;
-  const [, y, mo, w, d, t, h, mi, s, fraction] = match;
-  const hasDate = y !== undefined || mo !== undefined || w !== undefined || d !== undefined;
-  const hasTime = h !== undefined || mi !== undefined || s !== undefined;
-  // "P" alone, and a "T" with nothing after it ("PT", "P1DT"), are not durations.
-  if ((!hasDate && !hasTime) || (t !== undefined && !hasTime)) return DURATION_FORMAT;
-  const n = (v: string | undefined): number => (v === undefined ? 0 : Number(v));
-  const millis = fraction === undefined ? 0 : Number(fraction.padEnd(3, '0'));
-  return {
-    months: n(y) * 12 + n(mo),
-    days: n(w) * 7 + n(d),
-    ms: n(h) * HOUR_MS + n(mi) * MINUTE_MS + n(s) * SECOND_MS + millis,
-  };
-}
 
 function isZeroDuration(d: IsoDuration): boolean {
   return d.months === 0 && d.days === 0 && d.ms === 0;
 }
 
-/** Parses an ISO 8601 duration (`PnYnMnWnDTnHnMnS`, any non-empty subset, positive) or throws 400 `invalid.value` naming `fieldName`. */
+/** Parses an ISO 8601 duration (`PnYnMnWnDTnHnMnS`, any non-empty subset, positive) or throws an invalid value naming `fieldName`. */
 export function parseDuration(text: string, fieldName: string): IsoDuration {
-  const parsed = tryParseDuration(text);
-  if (typeof parsed === 'string') throw ApiError.invalidValue(fieldName, `${fieldName} ${quote(text)} is not valid: ${parsed}.`);
-  if (isZeroDuration(parsed)) throw ApiError.invalidValue(fieldName, `${fieldName} ${quote(text)} must be longer than zero.`);
+  const parsed = parseIsoDuration(text);
+  if (typeof parsed === 'string') throw invalidValue(fieldName, `${fieldName} ${quote(text)} is not valid: ${parsed}.`);
+  if (isZeroDuration(parsed)) throw invalidValue(fieldName, `${fieldName} ${quote(text)} must be longer than zero.`);
   return parsed;
 }
 
 /**
  * Parses `<start>/<end>`, `<start>/<duration>` or `<duration>/<end>` into [start, end) epoch ms.
  * A duration's calendar part steps on the wall clock of `timeZone` (default UTC).
- * Unparseable → 400 `invalid.date`; end not after start, or longer than the limit → 400 `invalid.value`.
+ * Unparseable → an invalid date; end not after start, or longer than the limit → an invalid value.
  */
 export function parseInterval(text: string, timeZone = 'UTC', fieldName = 'interval'): Interval {
   const zone = resolveZone(timeZone, 'timeZone');
   const parts = text.split('/');
-  const invalid = (reason: string): ApiError =>
-    ApiError.invalidDate(fieldName, `${fieldName} ${quote(text)} is not valid: ${reason}. ${DATE_EXAMPLE}`);
+  const invalid = (reason: string): DomainError =>
+    invalidDate(fieldName, `${fieldName} ${quote(text)} is not valid: ${reason}. ${DATE_EXAMPLE}`);
   if (parts.length !== 2) throw invalid('expected <start>/<end>, <start>/<duration> or <duration>/<end>');
   const [first = '', second = ''] = parts;
   const isDuration = (s: string): boolean => /^P/i.test(s);
@@ -334,7 +223,7 @@ export function parseInterval(text: string, timeZone = 'UTC', fieldName = 'inter
   if (isDuration(first) && isDuration(second)) {
     throw invalid('an interval cannot be two durations');
   } else if (isDuration(first)) {
-    const duration = tryParseDuration(first);
+    const duration = parseIsoDuration(first);
     if (typeof duration === 'string') throw invalid(`duration ${quote(first)}: ${duration}`);
     const parsedEnd = parseDateTime(second);
     if (typeof parsedEnd === 'string') throw invalid(`end ${quote(second)}: ${parsedEnd}`);
@@ -347,7 +236,7 @@ export function parseInterval(text: string, timeZone = 'UTC', fieldName = 'inter
     if (typeof parsedStart === 'string') throw invalid(`start ${quote(first)}: ${parsedStart}`);
     start = parsedStart;
     if (isDuration(second)) {
-      const duration = tryParseDuration(second);
+      const duration = parseIsoDuration(second);
       if (typeof duration === 'string') throw invalid(`duration ${quote(second)}: ${duration}`);
       end = addDuration(zone, start, instantToWall(zone, start), duration, 1);
     } else {
@@ -357,13 +246,10 @@ export function parseInterval(text: string, timeZone = 'UTC', fieldName = 'inter
     }
   }
   if (!(end > start)) {
-    throw ApiError.invalidValue(fieldName, `${fieldName} ${quote(text)} is not valid: the end must be after the start.`);
+    throw invalidValue(fieldName, `${fieldName} ${quote(text)} is not valid: the end must be after the start.`);
   }
   if (end - start > ANALYTICS_LIMITS.maxIntervalDays * DAY_MS) {
-    throw ApiError.invalidValue(
-      fieldName,
-      `${fieldName} ${quote(text)} is too long: at most ${ANALYTICS_LIMITS.maxIntervalDays} days are allowed.`,
-    );
+    throw invalidValue(fieldName, `${fieldName} ${quote(text)} is too long: at most ${ANALYTICS_LIMITS.maxIntervalDays} days are allowed.`);
   }
   return { start, end };
 }
@@ -371,15 +257,15 @@ export function parseInterval(text: string, timeZone = 'UTC', fieldName = 'inter
 // ---------------------------------------------------------------------------------------------
 // Buckets
 
-function tooManyBuckets(granularity: string): ApiError {
-  return ApiError.invalidValue(
+function tooManyBuckets(granularity: string): DomainError {
+  return invalidValue(
     'granularity',
     `granularity ${quote(granularity)} gives more than ${ANALYTICS_LIMITS.maxBuckets} buckets; choose a coarser granularity or a shorter interval.`,
   );
 }
 
-function unevenBuckets(granularity: string): ApiError {
-  return ApiError.invalidValue(
+function unevenBuckets(granularity: string): DomainError {
+  return invalidValue(
     'granularity',
     `granularity ${quote(granularity)} must divide the interval evenly: the buckets must end exactly at the interval end.`,
   );
@@ -402,7 +288,7 @@ export function planBuckets(input: PlanBucketsInput): BucketPlan {
   const duration = parseDuration(granularity, 'granularity');
   if (duration.months === 0 && duration.days === 0) {
     if (duration.ms < ANALYTICS_LIMITS.minGranularityMs) {
-      throw ApiError.invalidValue(
+      throw invalidValue(
         'granularity',
         `granularity ${quote(granularity)} is finer than the smallest allowed, PT${ANALYTICS_LIMITS.minGranularityMs / MINUTE_MS}M.`,
       );
@@ -424,7 +310,7 @@ export function planBuckets(input: PlanBucketsInput): BucketPlan {
     if (next > end) throw unevenBuckets(granularity);
     // Only possible where a zone skips a whole calendar day (Pacific/Apia, 2011-12-30).
     if (next <= previous) {
-      throw ApiError.invalidValue('granularity', `granularity ${quote(granularity)} gives an empty bucket in time zone ${timeZone}.`);
+      throw invalidValue('granularity', `granularity ${quote(granularity)} gives an empty bucket in time zone ${timeZone}.`);
     }
     boundaries.push(next);
     if (next === end) return { start, end, boundaries };

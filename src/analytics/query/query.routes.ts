@@ -9,11 +9,9 @@ import { DEFAULT_SERVICE_LEVEL, getServiceLevelSettings } from '../settings/serv
 import { Aggregation, type AggregateSpec } from './aggregate';
 import { compileFilter, filterDimensions, hasMetricPredicates, requiredMatches } from './filter';
 import { formatInterval, planBuckets } from './interval';
-import { jsonPiece, JsonBytes } from './json-bytes';
 import { aggregateQuerySchema } from './query.schema';
 import { readInto } from './query.store';
-
-const RESULTS_KEY = jsonPiece('{"results":');
+import { answerJson } from './results-json';
 
 export const queryRoutes = new Hono<AppEnv>().post(
   '/api/v2/analytics/conversations/aggregates/query',
@@ -26,7 +24,9 @@ export const queryRoutes = new Hono<AppEnv>().post(
     const index = (name: string) => METRIC_INDEX.get(name)!;
     // Only the answer's oServiceLevel entries need the settings: read them only then, alongside the observations.
     const settings =
-      query.metrics === undefined || query.metrics.includes('oServiceLevel') ? getServiceLevelSettings(c.var.db) : Promise.resolve(DEFAULT_SERVICE_LEVEL);
+      query.metrics === undefined || query.metrics.includes('oServiceLevel')
+        ? getServiceLevelSettings(c.var.db)
+        : Promise.resolve(DEFAULT_SERVICE_LEVEL);
     settings.catch(() => {}); // awaited below; this only keeps a failure before then from being "unhandled"
     const spec: AggregateSpec = {
       metrics: query.metrics?.map(index),
@@ -53,10 +53,6 @@ export const queryRoutes = new Hono<AppEnv>().post(
     );
     c.header('Switchboard-Query-Source', source);
     const intervalOf = (bucket: number) => formatInterval(plan.boundaries[bucket]!, plan.boundaries[bucket + 1]!);
-    const out = new JsonBytes(aggregation.sizeHint());
-    out.piece(RESULTS_KEY);
-    aggregation.writeResults(out, await settings, intervalOf);
-    out.char(0x7d); // }
-    return c.body(out.bytes(), 200, { 'Content-Type': 'application/json' });
+    return c.body(answerJson(aggregation, await settings, intervalOf), 200, { 'Content-Type': 'application/json' });
   },
 );

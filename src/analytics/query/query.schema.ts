@@ -19,7 +19,9 @@ const dimensionPredicate = z
   .object({
     type: z.literal('dimension'),
     dimension,
-    operator: z.enum(['matches', 'exists', 'notExists'], { error: allowed('operator', ['matches', 'exists', 'notExists']) }).default('matches'),
+    operator: z
+      .enum(['matches', 'exists', 'notExists'], { error: allowed('operator', ['matches', 'exists', 'notExists']) })
+      .default('matches'),
     value: z.string().max(L.maxStringLength).optional(),
   })
   .superRefine((p, ctx) => {
@@ -94,14 +96,12 @@ export const aggregateQuerySchema = z
       .max(L.maxGroupBy, { error: `At most ${L.maxGroupBy} groupBy dimensions` })
       .refine(unique, 'groupBy names a dimension twice')
       .default([]),
-    metrics: z
-      .array(metric)
-      .min(1)
-      .max(L.maxMetrics)
-      .refine(unique, 'metrics names a metric twice')
-      .optional(),
+    metrics: z.array(metric).min(1).max(L.maxMetrics).refine(unique, 'metrics names a metric twice').optional(),
     filter: filter.optional(),
-    views: z.array(view).max(L.maxViews, { error: `At most ${L.maxViews} views` }).default([]),
+    views: z
+      .array(view)
+      .max(L.maxViews, { error: `At most ${L.maxViews} views` })
+      .default([]),
     queryType: z.enum(['groupBy', 'topN', 'bottomN'], { error: allowed('queryType', ['groupBy', 'topN', 'bottomN']) }).default('groupBy'),
     sortMetric: sortMetric.optional(),
     limit: z.number().int().min(1).max(L.maxLimit).optional(),
@@ -112,14 +112,18 @@ export const aggregateQuerySchema = z
   .superRefine((q, ctx) => {
     const names = new Set<string>();
     q.views.forEach((v, i) => {
-      if (METRIC_NAMES.includes(v.name)) ctx.addIssue({ code: 'custom', path: ['views', i, 'name'], message: `A view may not be named like the metric ${v.name}` });
+      if (METRIC_NAMES.includes(v.name))
+        ctx.addIssue({ code: 'custom', path: ['views', i, 'name'], message: `A view may not be named like the metric ${v.name}` });
       if (names.has(v.name)) ctx.addIssue({ code: 'custom', path: ['views', i, 'name'], message: `Two views are named ${v.name}` });
       names.add(v.name);
     });
     const ranked = q.queryType !== 'groupBy';
-    if (ranked && !q.sortMetric) ctx.addIssue({ code: 'custom', path: ['sortMetric'], message: `queryType ${q.queryType} needs a sortMetric {name, function}` });
-    if (!ranked && q.sortMetric) ctx.addIssue({ code: 'custom', path: ['sortMetric'], message: 'sortMetric applies only to queryType topN or bottomN' });
-    if (!ranked && q.limit !== undefined) ctx.addIssue({ code: 'custom', path: ['limit'], message: 'limit applies only to queryType topN or bottomN' });
+    if (ranked && !q.sortMetric)
+      ctx.addIssue({ code: 'custom', path: ['sortMetric'], message: `queryType ${q.queryType} needs a sortMetric {name, function}` });
+    if (!ranked && q.sortMetric)
+      ctx.addIssue({ code: 'custom', path: ['sortMetric'], message: 'sortMetric applies only to queryType topN or bottomN' });
+    if (!ranked && q.limit !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['limit'], message: 'limit applies only to queryType topN or bottomN' });
   });
 
 export type AggregateQuery = z.output<typeof aggregateQuerySchema>;

@@ -96,7 +96,10 @@ export function rollupQuery(spec: ReadSpec, rollup: Rollup, res: number) {
   const sql = [`SELECT -1 AS slot, ${dictionary} AS cells, 0 AS packed`, ...parts.map((p) => p.sql)].join('\n    UNION ALL\n    ');
   // The same cells one per row, names joined from dim_values: the fallback when a packed value would
   // exceed SQLite's maximum string length (D1: 2 MB), e.g. a bucket with tens of thousands of agents.
-  const cells = parts.length > 0 ? parts.map((p) => p.unpacked).join(' UNION ALL ') : `SELECT ${['0 AS slot', '0 AS metric', ...dims.map((d) => `0 AS ${d.column}`), '0 AS cnt', '0 AS sum', '0 AS mn', '0 AS mx'].join(', ')} WHERE false`;
+  const cells =
+    parts.length > 0
+      ? parts.map((p) => p.unpacked).join(' UNION ALL ')
+      : `SELECT ${['0 AS slot', '0 AS metric', ...dims.map((d) => `0 AS ${d.column}`), '0 AS cnt', '0 AS sum', '0 AS mn', '0 AS mx'].join(', ')} WHERE false`;
   const unpackedSql = `SELECT g.slot, g.metric, ${dims.map((_, i) => `v${i}.value, `).join('')}g.cnt, g.sum, g.mn, g.mx
     FROM (${cells}) g
     ${dims.map((d, i) => `LEFT JOIN dim_values v${i} ON v${i}.id = g.${d.column}`).join(' ')}`;
@@ -145,7 +148,8 @@ function scan(read: Read, rollup: Rollup, metricListed: boolean): { from: string
   // columns that follow metric in the key instead of scanning the whole interval.
   const width = res * 60_000;
   const slotCount = (spec.plan.end - spec.plan.start) / width;
-  const keyReachesPushdown = (metricListed || rollup.packed !== undefined) && rollup.dims[0] !== undefined && fixed.includes(rollup.dims[0]);
+  const keyReachesPushdown =
+    (metricListed || rollup.packed !== undefined) && rollup.dims[0] !== undefined && fixed.includes(rollup.dims[0]);
   // One agent's cells: through the rollup's by-user index, always. Named, because on a WITHOUT ROWID
   // table SQLite's planner prefers walking the primary key over the whole interval (query d: 158 ms
   // instead of 2 ms, measured on the bench's 1M-conversation file).
@@ -211,7 +215,12 @@ function packedPart(read: Read, rollup: Rollup, metrics: PackedMetric[]): Part {
   const scanned = `${from} WHERE ${where.join(' AND ')}`;
   const keys = read.dims.map((d) => d.column);
   const values = metrics.flatMap((m) => [m.cnt, m.sum, m.mn, m.mx]);
-  const sums = metrics.flatMap((m) => [`sum(${m.cnt}) AS ${m.cnt}`, `sum(${m.sum}) AS ${m.sum}`, `min(${m.mn}) AS ${m.mn}`, `max(${m.mx}) AS ${m.mx}`]);
+  const sums = metrics.flatMap((m) => [
+    `sum(${m.cnt}) AS ${m.cnt}`,
+    `sum(${m.sum}) AS ${m.sum}`,
+    `min(${m.mn}) AS ${m.mn}`,
+    `max(${m.mx}) AS ${m.mx}`,
+  ]);
   const source = read.bucketsInSql
     ? `(SELECT ${[`${sqlBucket(read.runs)} AS slot`, ...keys, ...sums].join(', ')} FROM ${scanned} GROUP BY ${['1', ...keys].join(', ')})`
     : scanned;
@@ -241,14 +250,28 @@ async function readRollup(d1: D1Database, spec: ReadSpec, rollup: Rollup, res: n
   const k = dims.length;
   let rows: [number, string, number][];
   try {
-    rows = await d1.prepare(sql).bind(...params).raw<[number, string, number]>();
+    rows = await d1
+      .prepare(sql)
+      .bind(...params)
+      .raw<[number, string, number]>();
   } catch (err) {
     if (!tooBig(err)) throw err;
-    for (const row of await d1.prepare(unpackedSql).bind(...params).raw<(number | string | null)[]>()) {
+    for (const row of await d1
+      .prepare(unpackedSql)
+      .bind(...params)
+      .raw<(number | string | null)[]>()) {
       const bucket = bucketsInSql ? (row[0] as number) : bucketIndex(spec.plan, row[0] as number);
       if (bucket < 0) continue;
       for (let i = 0; i < k; i++) values[dims[i]!.index] = (row[2 + i] as string | null) ?? undefined;
-      aggregation.add(bucket, row[1] as number, values, row[2 + k] as number, row[3 + k] as number, row[4 + k] as number, row[5 + k] as number);
+      aggregation.add(
+        bucket,
+        row[1] as number,
+        values,
+        row[2 + k] as number,
+        row[3 + k] as number,
+        row[4 + k] as number,
+        row[5 + k] as number,
+      );
     }
     return;
   }

@@ -3,10 +3,10 @@ import { z } from 'zod';
 import type { Db } from '../../db/client';
 import { settings } from '../../db/schema';
 import { ANALYTICS_LIMITS } from '../limits';
-import type { ServiceLevelSettings } from '../query/aggregate';
+import type { ServiceLevelSettings } from '../service-level';
 
 const KEY = 'servicelevel';
-export const MAX_QUEUE_OVERRIDES = 10_000;
+const MAX_QUEUE_OVERRIDES = 10_000;
 
 /** Used until an admin PUTs settings: short abandons count, flow-outs do not (Genesys' defaults), 80 %. */
 export const DEFAULT_SERVICE_LEVEL: ServiceLevelSettings = {
@@ -48,9 +48,6 @@ export async function getServiceLevelSettings(db: Db): Promise<ServiceLevelSetti
 
 export async function putServiceLevelSettings(db: Db, value: ServiceLevelSettings): Promise<ServiceLevelSettings> {
   const updatedAt = new Date().toISOString();
-  await db
-    .insert(settings)
-    .values({ key: KEY, value, updatedAt })
-    .onConflictDoUpdate({ target: settings.key, set: { value, updatedAt } });
+  await db.insert(settings).values({ key: KEY, value, updatedAt }).onConflictDoUpdate({ target: settings.key, set: { value, updatedAt } });
   return value;
 }

@@ -108,7 +108,11 @@ function pullRequestMessage(eventKey: string, e: z.infer<typeof pullRequestEvent
   const actor = actorOf(e.actor);
   const subject = `pull request ${link(`#${pr.id} ${pr.title}`, pr.links?.html?.href)} in ${repoLink(e.repository)}`;
   const branches = `(${code(pr.source.branch.name)} \u2192 ${code(pr.destination.branch.name)})`;
-  const meta = metadata(`bitbucket:${eventKey}`, [['repo', e.repository.full_name], ['pr', pr.id], ['branch', pr.destination.branch.name]]);
+  const meta = metadata(`bitbucket:${eventKey}`, [
+    ['repo', e.repository.full_name],
+    ['pr', pr.id],
+    ['branch', pr.destination.branch.name],
+  ]);
   const withText = (head: string, text: string | null | undefined): string => {
     const quoted = quote(text ?? '');
     return quoted === '' ? `${head}.` : `${head}:\n\n${quoted}`;

@@ -227,7 +227,11 @@ function reviewMessage(e: z.infer<typeof reviewEvent>): Translation {
 function issuesMessage(e: z.infer<typeof issuesEvent>): Translation {
   const subject = `issue ${prLink(e.issue)} in ${repoLink(e.repository)}`;
   const actor = actorOf(e.sender);
-  const meta = metadata('github:issues', [['repo', e.repository.full_name], ['action', e.action], ['issue', e.issue.number]]);
+  const meta = metadata('github:issues', [
+    ['repo', e.repository.full_name],
+    ['action', e.action],
+    ['issue', e.issue.number],
+  ]);
   switch (e.action) {
     case 'opened':
       return message(withBody(`${actor} opened ${subject}`, e.issue.body), meta);
@@ -257,7 +261,11 @@ function releaseMessage(e: z.infer<typeof releaseEvent>): Translation {
   const r = e.release;
   const name = r.name?.trim() || r.tag_name;
   const tag = name === r.tag_name ? '' : ` (${code(r.tag_name)})`;
-  const meta = metadata('github:release', [['repo', e.repository.full_name], ['action', e.action], ['tag', r.tag_name]]);
+  const meta = metadata('github:release', [
+    ['repo', e.repository.full_name],
+    ['action', e.action],
+    ['tag', r.tag_name],
+  ]);
   const head = `${actorOf(e.sender)} published ${r.prerelease ? 'pre-release' : 'release'} ${link(name, r.html_url)}${tag} in ${repoLink(e.repository)}`;
   return message(withBody(head, r.body), meta);
 }
@@ -316,7 +324,10 @@ function checkSuiteMessage(e: z.infer<typeof checkSuiteEvent>): Translation {
 
 function refMessage(event: 'create' | 'delete', e: z.infer<typeof refEvent>): Translation {
   const verb = event === 'create' ? 'created' : 'deleted';
-  const meta = metadata(`github:${event}`, [['repo', e.repository.full_name], [e.ref_type, e.ref]]);
+  const meta = metadata(`github:${event}`, [
+    ['repo', e.repository.full_name],
+    [e.ref_type, e.ref],
+  ]);
   return message(`${actorOf(e.sender)} ${verb} ${e.ref_type} ${code(e.ref)} in ${repoLink(e.repository)}.`, meta);
 }
 
@@ -326,14 +337,24 @@ function starMessage(e: z.infer<typeof starEvent>): Translation {
   const total = typeof stars === 'number' ? ` (${count(stars, 'star')})` : '';
   return message(
     `${actorOf(e.sender)} starred ${repoLink(e.repository)}${total}.`,
-    metadata('github:star', [['repo', e.repository.full_name], ['action', e.action]]),
+    metadata('github:star', [
+      ['repo', e.repository.full_name],
+      ['action', e.action],
+    ]),
   );
 }
 
 function pingMessage(e: z.infer<typeof pingEvent>): Translation {
   const target = e.repository ? repoLink(e.repository) : e.organization ? `organization ${esc(e.organization.login)}` : 'this app';
   const events = e.hook?.events ?? [];
-  const list = events.includes('*') ? ' (all events)' : events.length > 0 ? ` (events: ${events.slice(0, 30).map((name) => code(name)).join(', ')})` : '';
+  const list = events.includes('*')
+    ? ' (all events)'
+    : events.length > 0
+      ? ` (events: ${events
+          .slice(0, 30)
+          .map((name) => code(name))
+          .join(', ')})`
+      : '';
   const meta = metadata('github:ping', [e.repository ? ['repo', e.repository.full_name] : ['org', e.organization?.login]]);
   return message(`GitHub webhook is set up for ${target}${list}.`, meta);
 }
@@ -389,4 +410,3 @@ export function translateGitHub(post: NativePost): Translation {
       return ignored(`GitHub event "${event}" is not shown.`);
   }
 }
-

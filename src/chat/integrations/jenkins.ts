@@ -41,7 +41,8 @@ export function translateJenkins(post: NativePost): Translation {
   const n = expectShape(notification, body, 'Jenkins Notification plugin payload');
   const phase = n.build.phase.toUpperCase();
   const verb = PHASES[phase];
-  if (verb === undefined) return ignored(`Jenkins ${phase.slice(0, 30)} notifications are not shown (only STARTED, COMPLETED and FINALIZED).`);
+  if (verb === undefined)
+    return ignored(`Jenkins ${phase.slice(0, 30)} notifications are not shown (only STARTED, COMPLETED and FINALIZED).`);
 
   const status = phase === 'STARTED' ? null : (n.build.status ?? null);
   const icon = status ? (STATUS_ICONS[status.toUpperCase()] ?? '') : '';

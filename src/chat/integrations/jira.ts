@@ -153,7 +153,11 @@ function updatedMessage(user: string, e: z.infer<typeof event>, i: Issue): Trans
   const shown = new Set(SHOWN_CHANGES.map(([field]) => field));
   const others = [...new Set(items.map((it) => it.field).filter((f) => !shown.has(f.toLowerCase())))];
   if (others.length > 0) {
-    const list = others.slice(0, 10).map((f) => esc(f, 50)).join(', ') + (others.length > 10 ? ', \u2026' : '');
+    const list =
+      others
+        .slice(0, 10)
+        .map((f) => esc(f, 50))
+        .join(', ') + (others.length > 10 ? ', \u2026' : '');
     bullets.push(`- ${bullets.length > 0 ? 'Also changed' : 'Changed'}: ${list}`);
   }
   if (bullets.length === 0) {
@@ -168,7 +172,7 @@ function commentMessage(kind: 'comment_created' | 'comment_updated', e: z.infer<
   const c = e.comment;
   if (!c) throw new Unrecognised(`Not a Jira ${kind} payload: comment is missing.`, 'comment');
   const who =
-    kind === 'comment_updated' ? personName(c.updateAuthor) ?? personName(c.author) : personName(c.author) ?? personName(e.user);
+    kind === 'comment_updated' ? (personName(c.updateAuthor) ?? personName(c.author)) : (personName(c.author) ?? personName(e.user));
   const verb = kind === 'comment_updated' ? 'edited a comment on' : 'commented on';
   return message(withQuote(`${esc(who ?? 'Someone')} ${verb} ${issueLink(i)}`, c.body), meta(kind, i));
 }
@@ -213,4 +217,3 @@ export function translateJira(post: NativePost): Translation {
   const key = deliveryKey(post);
   return translation.kind === 'message' && key ? { ...translation, deliveryKey: key } : translation;
 }
-

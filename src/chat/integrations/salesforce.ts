@@ -95,7 +95,8 @@ function recordMarkdown(object: string, records: SfRecord[], suffix: string): st
 function only(element: XmlElement, local: string, namespace: string | null): XmlElement {
   const found = childrenNamed(element, local, namespace);
   const [first] = found;
-  if (found.length !== 1 || !first) throw new Unrecognised(`Not a Salesforce Outbound Message: expected one ${local} in ${element.local}.`, 'body');
+  if (found.length !== 1 || !first)
+    throw new Unrecognised(`Not a Salesforce Outbound Message: expected one ${local} in ${element.local}.`, 'body');
   return first;
 }
 
@@ -170,7 +171,10 @@ function outboundMessage(text: string): Translation {
   const object = types.size === 1 ? [...types][0]! : 'mixed';
   return message(
     recordMarkdown(object, records, ''),
-    metadata('salesforce:outbound', [['object', object], ['org', organization]]),
+    metadata('salesforce:outbound', [
+      ['object', object],
+      ['org', organization],
+    ]),
     { id: `salesforce-outbound:${ids.join(',')}`, contentMayChange: true },
   );
 }
@@ -195,12 +199,15 @@ function flowMessage(json: unknown): Translation {
     else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') fields.push([name, String(value)]);
     // Nested values (Salesforce's `attributes`, related records) are left out.
   }
-  const rawId = body.record['Id'];
+  const rawId = body.record.Id;
   const record: SfRecord = { id: typeof rawId === 'string' ? rawId : null, fields, url: body.recordUrl ?? null };
   const by = body.user ? ` by ${esc(body.user, 100)}` : '';
   return message(
     recordMarkdown(body.object, [record], ` ${esc(body.action, 100)}${by}`),
-    metadata('salesforce:flow', [['object', body.object], ['action', body.action]]),
+    metadata('salesforce:flow', [
+      ['object', body.object],
+      ['action', body.action],
+    ]),
   );
 }
 

@@ -30,7 +30,10 @@ function codePoints(text: string): string[] {
 export function truncate(text: string, max: number): string {
   const chars = codePoints(text);
   if (chars.length <= max) return text;
-  return chars.slice(0, Math.max(0, max - 1)).join('').trimEnd() + '\u2026';
+  return `${chars
+    .slice(0, Math.max(0, max - 1))
+    .join('')
+    .trimEnd()}\u2026`;
 }
 
 /** A surrogate without its pair (JSON's `\ud800` escapes): storage keeps UTF-8, so it becomes U+FFFD now. */
@@ -72,7 +75,7 @@ function trimUrl(candidate: string): string {
   for (;;) {
     const last = url.at(-1);
     if (last === undefined) return url;
-    if ('.,:;!?*_~\''.includes(last)) {
+    if (".,:;!?*_~'".includes(last)) {
       url = url.slice(0, -1);
       continue;
     }
@@ -103,7 +106,7 @@ export function linkDestination(url: string | null | undefined): string | null {
   }
   if ((parsed.protocol !== 'https:' && parsed.protocol !== 'http:') || parsed.hostname === '') return null;
   const href = parsed.href
-    .replace(/[()\\"'<>`\s]/g, (ch) => '%' + ch.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0'))
+    .replace(/[()\\"'<>`\s]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`)
     .replace(/(&#?[A-Za-z0-9]{1,32});/g, '$1%3B');
   return href.length <= 2_000 ? href : null;
 }
@@ -113,7 +116,7 @@ export function linkDestination(url: string | null | undefined): string | null {
  * `:-` under any other line is a table's delimiter row, even without a pipe (marked's GFM tables).
  */
 function escapeLineStart(escaped: string): string {
-  if (/^[#>+=:-]/.test(escaped)) return '\\' + escaped;
+  if (/^[#>+=:-]/.test(escaped)) return `\\${escaped}`;
   return escaped.replace(/^(\d{1,9})([.)])(?=[ \t]|$)/, '$1\\$2');
 }
 
@@ -205,7 +208,7 @@ export function quote(text: string, maxChars: number = TEXT_LIMITS.bodyChars, ma
   let body = compact.slice(0, maxLines).join('\n');
   const cutLines = compact.length > maxLines;
   const cut = truncate(body, maxChars);
-  body = cutLines && cut === body ? body.trimEnd() + '\u2026' : cut;
+  body = cutLines && cut === body ? `${body.trimEnd()}\u2026` : cut;
   return body
     .split('\n')
     .map((line) => {

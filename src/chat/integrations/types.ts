@@ -55,7 +55,12 @@ export function expectShape<T extends z.ZodType>(schema: T, value: unknown, what
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
-  const path = issue ? issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') : '';
+  const path = issue
+    ? issue.path
+        .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
+        .join('')
+        .replace(/^\./, '')
+    : '';
   throw new Unrecognised(`Not a ${what}: ${path ? `${path}: ` : ''}${issue?.message ?? 'unexpected shape'}.`);
 }
 

@@ -34,7 +34,12 @@ const SPACE = /[ \t\n]*/y;
 
 function isXmlChar(code: number): boolean {
   return (
-    code === 0x9 || code === 0xa || code === 0xd || (code >= 0x20 && code <= 0xd7ff) || (code >= 0xe000 && code <= 0xfffd) || (code >= 0x10000 && code <= 0x10ffff)
+    code === 0x9 ||
+    code === 0xa ||
+    code === 0xd ||
+    (code >= 0x20 && code <= 0xd7ff) ||
+    (code >= 0xe000 && code <= 0xfffd) ||
+    (code >= 0x10000 && code <= 0x10ffff)
   );
 }
 
@@ -59,7 +64,8 @@ function decodeReferences(raw: string): string {
     } else {
       decoded = Object.hasOwn(PREDEFINED, ref) ? PREDEFINED[ref] : undefined;
     }
-    if (decoded === undefined) throw new XmlError(`The entity &${ref}; is not allowed (only the five predefined ones and character references).`);
+    if (decoded === undefined)
+      throw new XmlError(`The entity &${ref}; is not allowed (only the five predefined ones and character references).`);
     out += decoded;
     at = semi + 1;
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../../src/http/api-error';
+import { DomainError } from '../../../src/errors';
+import { fromDomainError, type ApiError } from '../../../src/http/api-error';
 import {
   alignedTo,
   bucketIndex,
@@ -27,14 +28,15 @@ function widthsInHours(input: PlanBucketsInput): number[] {
   return b.slice(1).map((t, i) => (t - (b[i] ?? 0)) / HOUR);
 }
 
+/** The error `fn` throws, as the answer it becomes. */
 function errorOf(fn: () => unknown): ApiError {
   try {
     fn();
   } catch (error) {
-    if (error instanceof ApiError) return error;
+    if (error instanceof DomainError) return fromDomainError(error);
     throw error;
   }
-  throw new Error('expected an ApiError, nothing was thrown');
+  throw new Error('expected a DomainError, nothing was thrown');
 }
 
 function expectApiError(fn: () => unknown, code: string, fieldName: string, messagePart?: string | RegExp): void {
@@ -155,12 +157,7 @@ describe('interval parsing', () => {
 
   it('accepts 732 days and rejects one millisecond more, naming the limit', () => {
     expect(parseInterval('2024-01-01T00:00:00Z/2026-01-02T00:00:00Z').end).toBe(ms('2026-01-02T00:00:00.000Z'));
-    expectApiError(
-      () => parseInterval('2024-01-01T00:00:00Z/2026-01-02T00:00:00.001Z'),
-      'invalid.value',
-      'interval',
-      /732 days/,
-    );
+    expectApiError(() => parseInterval('2024-01-01T00:00:00Z/2026-01-02T00:00:00.001Z'), 'invalid.value', 'interval', /732 days/);
   });
 
   it('answers absurdly long durations with invalid.value, not a crash', () => {
@@ -246,9 +243,24 @@ describe('bucket planning in UTC', () => {
 
   it('rejects a granularity that does not land exactly on the interval end', () => {
     const msg = /divide the interval evenly/;
-    expectApiError(() => planBuckets({ interval: '2024-01-01T00:00:00Z/2024-01-02T00:00:00Z', granularity: 'PT7H' }), 'invalid.value', 'granularity', msg);
-    expectApiError(() => planBuckets({ interval: '2024-01-01T00:00:00Z/2024-02-15T00:00:00Z', granularity: 'P1M' }), 'invalid.value', 'granularity', msg);
-    expectApiError(() => planBuckets({ interval: '2024-01-01T00:00:00Z/2024-01-02T00:00:00Z', granularity: 'P2D' }), 'invalid.value', 'granularity', msg);
+    expectApiError(
+      () => planBuckets({ interval: '2024-01-01T00:00:00Z/2024-01-02T00:00:00Z', granularity: 'PT7H' }),
+      'invalid.value',
+      'granularity',
+      msg,
+    );
+    expectApiError(
+      () => planBuckets({ interval: '2024-01-01T00:00:00Z/2024-02-15T00:00:00Z', granularity: 'P1M' }),
+      'invalid.value',
+      'granularity',
+      msg,
+    );
+    expectApiError(
+      () => planBuckets({ interval: '2024-01-01T00:00:00Z/2024-01-02T00:00:00Z', granularity: 'P2D' }),
+      'invalid.value',
+      'granularity',
+      msg,
+    );
   });
 
   it('rejects a granularity finer than PT1M and accepts PT1M', () => {
@@ -262,7 +274,11 @@ describe('bucket planning in UTC', () => {
   });
 
   it('rejects a malformed granularity with invalid.value naming granularity', () => {
-    expectApiError(() => planBuckets({ interval: '2024-01-01T00:00:00Z/2024-01-02T00:00:00Z', granularity: 'daily' }), 'invalid.value', 'granularity');
+    expectApiError(
+      () => planBuckets({ interval: '2024-01-01T00:00:00Z/2024-01-02T00:00:00Z', granularity: 'daily' }),
+      'invalid.value',
+      'granularity',
+    );
   });
 
   it('plans exactly 20,000 buckets and rejects more', () => {
@@ -398,7 +414,11 @@ describe('bucketIndex', () => {
   });
 
   it('finds buckets of unequal width', () => {
-    const dst = planBuckets({ interval: '2024-10-26T00:00:00+02:00/2024-10-28T00:00:00+01:00', granularity: 'P1D', timeZone: 'Europe/Berlin' });
+    const dst = planBuckets({
+      interval: '2024-10-26T00:00:00+02:00/2024-10-28T00:00:00+01:00',
+      granularity: 'P1D',
+      timeZone: 'Europe/Berlin',
+    });
     expect(bucketIndex(dst, ms('2024-10-27T22:59:59.999Z'))).toBe(1);
     expect(bucketIndex(dst, ms('2024-10-27T23:00:00.000Z'))).toBe(-1);
     expect(bucketIndex(dst, ms('2024-10-26T22:00:00.000Z'))).toBe(1);
@@ -407,7 +427,11 @@ describe('bucketIndex', () => {
 
 describe('uniformRuns', () => {
   it('splits a Berlin DST week of P1D into three runs around the 23-hour day', () => {
-    const plan = planBuckets({ interval: '2024-03-28T00:00:00+01:00/2024-04-04T00:00:00+02:00', granularity: 'P1D', timeZone: 'Europe/Berlin' });
+    const plan = planBuckets({
+      interval: '2024-03-28T00:00:00+01:00/2024-04-04T00:00:00+02:00',
+      granularity: 'P1D',
+      timeZone: 'Europe/Berlin',
+    });
     expect(uniformRuns(plan)).toEqual([
       { start: ms('2024-03-27T23:00:00.000Z'), width: 24 * HOUR, count: 3, firstIndex: 0 },
       { start: ms('2024-03-30T23:00:00.000Z'), width: 23 * HOUR, count: 1, firstIndex: 3 },
@@ -432,7 +456,11 @@ describe('alignedTo', () => {
   });
 
   it('says Kolkata days are aligned to quarter hours but not to hours', () => {
-    const plan = planBuckets({ interval: '2024-01-01T00:00:00+05:30/2024-01-03T00:00:00+05:30', granularity: 'P1D', timeZone: 'Asia/Kolkata' });
+    const plan = planBuckets({
+      interval: '2024-01-01T00:00:00+05:30/2024-01-03T00:00:00+05:30',
+      granularity: 'P1D',
+      timeZone: 'Asia/Kolkata',
+    });
     expect(alignedTo(plan, 15 * 60_000)).toBe(true);
     expect(alignedTo(plan, HOUR)).toBe(false);
   });

@@ -18,7 +18,32 @@ function writeArray(values: number[]): string {
 
 describe('JsonBytes: the answer writer', () => {
   it('writes every number exactly as JSON.stringify does', () => {
-    const edge = [0, -0, 1, -1, 9, 10, 11, 99, 100, 999_999, 1e12, -1e12, 2 ** 53 - 1, -(2 ** 53 - 1), 2 ** 53, 1e21, 1.5, -0.25, 1 / 3, 5e-324, Number.MAX_VALUE, NaN, Infinity, -Infinity];
+    const edge = [
+      0,
+      -0,
+      1,
+      -1,
+      9,
+      10,
+      11,
+      99,
+      100,
+      999_999,
+      1e12,
+      -1e12,
+      2 ** 53 - 1,
+      -(2 ** 53 - 1),
+      2 ** 53,
+      1e21,
+      1.5,
+      -0.25,
+      1 / 3,
+      5e-324,
+      Number.MAX_VALUE,
+      NaN,
+      Infinity,
+      -Infinity,
+    ];
     expect(writeArray(edge)).toBe(JSON.stringify(edge));
     fc.assert(
       fc.property(fc.array(fc.oneof(fc.integer({ min: -(2 ** 31), max: 2 ** 31 }), fc.maxSafeInteger(), fc.double())), (values) => {
@@ -36,16 +61,25 @@ describe('JsonBytes: the answer writer', () => {
       expect(JSON.parse(decode(out))).toBe(text);
     }
     fc.assert(
-      fc.property(fc.array(fc.oneof(fc.string({ unit: 'binary' }), fc.string({ unit: fc.integer({ min: 0x20, max: 0x900 }).map((c) => String.fromCharCode(c)) })), { maxLength: 8 }), (strings) => {
-        const out = new JsonBytes(1);
-        const json = JSON.stringify(strings);
-        const piece = jsonPiece('{"k":');
-        out.piece(piece);
-        out.text(json);
-        out.char(0x7d);
-        expect(decode(out)).toBe(`{"k":${json}}`);
-        expect(out.bytes()).toEqual(new TextEncoder().encode(`{"k":${json}}`));
-      }),
+      fc.property(
+        fc.array(
+          fc.oneof(
+            fc.string({ unit: 'binary' }),
+            fc.string({ unit: fc.integer({ min: 0x20, max: 0x900 }).map((c) => String.fromCharCode(c)) }),
+          ),
+          { maxLength: 8 },
+        ),
+        (strings) => {
+          const out = new JsonBytes(1);
+          const json = JSON.stringify(strings);
+          const piece = jsonPiece('{"k":');
+          out.piece(piece);
+          out.text(json);
+          out.char(0x7d);
+          expect(decode(out)).toBe(`{"k":${json}}`);
+          expect(out.bytes()).toEqual(new TextEncoder().encode(`{"k":${json}}`));
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -9,7 +9,12 @@ describe('Bitbucket Cloud payloads', () => {
   });
 
   it('recognises the events it does not show and says so', () => {
-    const body = { actor: { display_name: 'Emma' }, pullrequest: bbPullRequest(), repository: bbRepository, approval: { date: '2024-05-15' } };
+    const body = {
+      actor: { display_name: 'Emma' },
+      pullrequest: bbPullRequest(),
+      repository: bbRepository,
+      approval: { date: '2024-05-15' },
+    };
     expect(translate('bitbucket', nativePost(body, { 'X-Event-Key': 'pullrequest:approved' }))).toEqual({
       kind: 'ignored',
       reason: 'Bitbucket event "pullrequest:approved" is not shown.',
@@ -26,10 +31,12 @@ describe('Bitbucket Cloud payloads', () => {
       expected: expect.stringContaining('X-Event-Key header'),
       fieldName: 'X-Event-Key',
     });
-    expect(translate('bitbucket', nativePost({ push: { changes: [] }, repository: bbRepository }, { 'X-Event-Key': 'repo:push' }))).toEqual({
-      kind: 'unrecognised',
-      expected: expect.stringMatching(/^Not a Bitbucket webhook payload \(repo:push\): push\.changes: /),
-      fieldName: 'body',
-    });
+    expect(translate('bitbucket', nativePost({ push: { changes: [] }, repository: bbRepository }, { 'X-Event-Key': 'repo:push' }))).toEqual(
+      {
+        kind: 'unrecognised',
+        expected: expect.stringMatching(/^Not a Bitbucket webhook payload \(repo:push\): push\.changes: /),
+        fieldName: 'body',
+      },
+    );
   });
 });

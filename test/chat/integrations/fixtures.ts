@@ -220,7 +220,12 @@ export const GITHUB: Record<string, Case> = {
   },
   'push of a new tag': {
     headers: gh('push'),
-    body: ghPush({ ref: 'refs/tags/v1.0.0', before: '0000000000000000000000000000000000000000', created: true, compare: `${GH_REPO_URL}/compare/v1.0.0` }),
+    body: ghPush({
+      ref: 'refs/tags/v1.0.0',
+      before: '0000000000000000000000000000000000000000',
+      created: true,
+      compare: `${GH_REPO_URL}/compare/v1.0.0`,
+    }),
     markdown: `Codertocat pushed tag \`v1.0.0\` to ${REPO_MD}.`,
     metadata: 'github:push repo=Codertocat/Hello-World tag=v1.0.0',
   },
@@ -326,7 +331,12 @@ export const GITHUB: Record<string, Case> = {
   },
   'issue closed as not planned': {
     headers: gh('issues'),
-    body: { action: 'closed', issue: ghIssue({ state: 'closed', state_reason: 'not_planned' }), repository: ghRepository(), sender: ghSender },
+    body: {
+      action: 'closed',
+      issue: ghIssue({ state: 'closed', state_reason: 'not_planned' }),
+      repository: ghRepository(),
+      sender: ghSender,
+    },
     markdown: `Codertocat closed issue ${ISSUE_MD} in ${REPO_MD} as not planned.`,
     metadata: 'github:issues repo=Codertocat/Hello-World action=closed issue=1',
   },
@@ -360,7 +370,12 @@ export const GITHUB: Record<string, Case> = {
     headers: gh('issue_comment'),
     body: {
       action: 'created',
-      issue: ghIssue({ number: 2, title: PR_TITLE, html_url: PR_URL, pull_request: { url: 'https://api.github.com/repos/Codertocat/Hello-World/pulls/2' } }),
+      issue: ghIssue({
+        number: 2,
+        title: PR_TITLE,
+        html_url: PR_URL,
+        pull_request: { url: 'https://api.github.com/repos/Codertocat/Hello-World/pulls/2' },
+      }),
       comment: { html_url: `${PR_URL}#issuecomment-1`, id: 1, user: ghSender, body: 'Rebased.' },
       repository: ghRepository(),
       sender: ghSender,
@@ -474,7 +489,13 @@ export const GITHUB: Record<string, Case> = {
     headers: gh('check_suite'),
     body: {
       action: 'completed',
-      check_suite: { head_branch: null, head_sha: 'ec26c3e57ca3a959ca5aad62de7213c562f8c821', status: 'completed', conclusion: 'timed_out', app: { name: 'GitHub Actions' } },
+      check_suite: {
+        head_branch: null,
+        head_sha: 'ec26c3e57ca3a959ca5aad62de7213c562f8c821',
+        status: 'completed',
+        conclusion: 'timed_out',
+        app: { name: 'GitHub Actions' },
+      },
       repository: ghRepository(),
       sender: ghSender,
     },
@@ -483,7 +504,15 @@ export const GITHUB: Record<string, Case> = {
   },
   'tag created': {
     headers: gh('create'),
-    body: { ref: 'simple-tag', ref_type: 'tag', master_branch: 'master', description: null, pusher_type: 'user', repository: ghRepository(), sender: ghSender },
+    body: {
+      ref: 'simple-tag',
+      ref_type: 'tag',
+      master_branch: 'master',
+      description: null,
+      pusher_type: 'user',
+      repository: ghRepository(),
+      sender: ghSender,
+    },
     markdown: `Codertocat created tag \`simple-tag\` in ${REPO_MD}.`,
     metadata: 'github:create repo=Codertocat/Hello-World tag=simple-tag',
   },
@@ -525,7 +554,12 @@ export const GITHUB_IGNORED: Record<string, { headers: Record<string, string>; b
   },
   'a workflow run requested': {
     headers: gh('workflow_run'),
-    body: { action: 'requested', workflow_run: { name: 'Build', status: 'queued', conclusion: null }, repository: ghRepository(), sender: ghSender },
+    body: {
+      action: 'requested',
+      workflow_run: { name: 'Build', status: 'queued', conclusion: null },
+      repository: ghRepository(),
+      sender: ghSender,
+    },
     reason: 'GitHub workflow_run action "requested" is not shown (only "completed").',
   },
   'a star removed': {
@@ -681,7 +715,16 @@ export const BITBUCKET: Record<string, Case> = {
         truncated: true,
         links: {},
       },
-      { new: bbRef('branch', 'main', H1), old: bbRef('branch', 'main', H2), created: false, forced: true, closed: false, commits: [], truncated: false, links: {} },
+      {
+        new: bbRef('branch', 'main', H1),
+        old: bbRef('branch', 'main', H2),
+        created: false,
+        forced: true,
+        closed: false,
+        commits: [],
+        truncated: false,
+        links: {},
+      },
       { new: bbRef('tag', 'v1.2', H1), old: null, created: true, forced: false, closed: false, commits: [], truncated: false, links: {} },
     ]),
     markdown:
@@ -695,7 +738,9 @@ export const BITBUCKET: Record<string, Case> = {
   },
   'push that deletes a branch': {
     headers: bb('repo:push'),
-    body: bbPush([{ new: null, old: bbRef('branch', 'old-feature', H0), created: false, forced: false, closed: true, commits: [], truncated: false }]),
+    body: bbPush([
+      { new: null, old: bbRef('branch', 'old-feature', H0), created: false, forced: false, closed: true, commits: [], truncated: false },
+    ]),
     markdown: `Emma deleted branch \`old-feature\` in ${BB_REPO_MD}.`,
     metadata: 'bitbucket:repo:push repo=teamsinspace/documentation-tests branch=old-feature',
   },
@@ -785,7 +830,13 @@ const SUP42 = `[SUP-42: Login page shows a blank screen](${JIRA}/browse/SUP-42)`
 export const JIRA_CASES: Record<string, Case> = {
   'issue created': {
     headers: {},
-    body: { timestamp: 1715759132000, webhookEvent: 'jira:issue_created', issue_event_type_name: 'issue_created', user: jiraUser, issue: jiraIssue() },
+    body: {
+      timestamp: 1715759132000,
+      webhookEvent: 'jira:issue_created',
+      issue_event_type_name: 'issue_created',
+      user: jiraUser,
+      issue: jiraIssue(),
+    },
     markdown:
       `Mia Krystof created ${SUP42}:\n- **Type**: Bug\n- **Priority**: High\n- **Assignee**: Unassigned\n\n` +
       '> Steps:\n> \\# Open /login\n> \\# See nothing',
@@ -803,7 +854,15 @@ export const JIRA_CASES: Record<string, Case> = {
         id: '10124',
         items: [
           { field: 'status', fieldtype: 'jira', fieldId: 'status', from: '10000', fromString: 'To Do', to: '3', toString: 'In Progress' },
-          { field: 'assignee', fieldtype: 'jira', fieldId: 'assignee', from: null, fromString: null, to: '5b10a2844c20165700ede21g', toString: 'Mia Krystof' },
+          {
+            field: 'assignee',
+            fieldtype: 'jira',
+            fieldId: 'assignee',
+            from: null,
+            fromString: null,
+            to: '5b10a2844c20165700ede21g',
+            toString: 'Mia Krystof',
+          },
           { field: 'resolution', fieldtype: 'jira', fieldId: 'resolution', from: null, fromString: null, to: '10000', toString: 'Done' },
         ],
       },
@@ -849,13 +908,21 @@ export const JIRA_CASES: Record<string, Case> = {
       },
       changelog: {
         items: [
-          { toString: 'A new summary.', to: null, fromString: 'What is going on here?????', from: null, fieldtype: 'jira', field: 'summary' },
+          {
+            toString: 'A new summary.',
+            to: null,
+            fromString: 'What is going on here?????',
+            from: null,
+            fieldtype: 'jira',
+            field: 'summary',
+          },
           { toString: 'New Feature', to: '2', fromString: 'Improvement', from: '4', fieldtype: 'jira', field: 'issuetype' },
         ],
         id: 10124,
       },
     },
-    markdown: 'Bryan Rollins \\[Atlassian\\] updated [JRA-20002: I feel the need for speed](https://jira.atlassian.com/browse/JRA-20002):\n- Changed: summary, issuetype',
+    markdown:
+      'Bryan Rollins \\[Atlassian\\] updated [JRA-20002: I feel the need for speed](https://jira.atlassian.com/browse/JRA-20002):\n- Changed: summary, issuetype',
     metadata: 'jira:issue_updated project=JRA issue=JRA-20002',
   },
   'issue deleted': {
@@ -879,7 +946,12 @@ export const JIRA_CASES: Record<string, Case> = {
         updated: '2024-05-15T10:16:40.000+0200',
         jsdPublic: true,
       },
-      issue: { id: '10002', self: `${JIRA}/rest/api/2/issue/10002`, key: 'SUP-42', fields: { summary: 'Login page shows a blank screen', status: { name: 'In Progress' } } },
+      issue: {
+        id: '10002',
+        self: `${JIRA}/rest/api/2/issue/10002`,
+        key: 'SUP-42',
+        fields: { summary: 'Login page shows a blank screen', status: { name: 'In Progress' } },
+      },
     },
     markdown:
       `Mia Krystof commented on ${SUP42}:\n\n` +
@@ -898,7 +970,13 @@ export const JIRA_CASES: Record<string, Case> = {
           type: 'doc',
           version: 1,
           content: [
-            { type: 'paragraph', content: [{ type: 'text', text: 'Fixed in ' }, { type: 'text', text: 'v2.3', marks: [{ type: 'code' }] }] },
+            {
+              type: 'paragraph',
+              content: [
+                { type: 'text', text: 'Fixed in ' },
+                { type: 'text', text: 'v2.3', marks: [{ type: 'code' }] },
+              ],
+            },
             { type: 'paragraph', content: [{ type: 'text', text: 'Please retest.' }] },
           ],
         },
@@ -927,7 +1005,11 @@ export function jenkinsNotification(build: Record<string, unknown>, name = 'asga
       phase: 'COMPLETED',
       status: 'SUCCESS',
       url: 'job/asgard/18/',
-      scm: { url: 'https://github.com/evgeny-goldin/asgard.git', branch: 'origin/master', commit: 'c6d86dc654b12425e706bcf951adfe5a8627a517' },
+      scm: {
+        url: 'https://github.com/evgeny-goldin/asgard.git',
+        branch: 'origin/master',
+        commit: 'c6d86dc654b12425e706bcf951adfe5a8627a517',
+      },
       parameters: {},
       log: '',
       notes: '',
@@ -943,7 +1025,8 @@ export const JENKINS: Record<string, Case> = {
   'build completed successfully (the plugin\u2019s sample)': {
     headers: {},
     body: jenkinsNotification({}),
-    markdown: '\u2705 Build [asgard #18](http://localhost:8080/job/asgard/18/) completed: **SUCCESS** (branch `origin/master`, commit `c6d86dc`).',
+    markdown:
+      '\u2705 Build [asgard #18](http://localhost:8080/job/asgard/18/) completed: **SUCCESS** (branch `origin/master`, commit `c6d86dc`).',
     metadata: 'jenkins:completed job=asgard build=18 status=SUCCESS branch=origin/master',
   },
   'build started': {
@@ -955,7 +1038,8 @@ export const JENKINS: Record<string, Case> = {
   'build finalized as a failure': {
     headers: {},
     body: jenkinsNotification({ phase: 'FINALIZED', status: 'FAILURE' }),
-    markdown: '\u274c Build [asgard #18](http://localhost:8080/job/asgard/18/) finished: **FAILURE** (branch `origin/master`, commit `c6d86dc`).',
+    markdown:
+      '\u274c Build [asgard #18](http://localhost:8080/job/asgard/18/) finished: **FAILURE** (branch `origin/master`, commit `c6d86dc`).',
     metadata: 'jenkins:finalized job=asgard build=18 status=FAILURE branch=origin/master',
   },
   'unstable build of a job with spaces and markdown in its name, no SCM, no Jenkins URL': {
@@ -1015,7 +1099,8 @@ export const ACME = opportunity(
 export const SALESFORCE_OUTBOUND: Record<string, { xml: string; markdown: string; metadata: string }> = {
   'one Opportunity notification (the WSDL\u2019s example shape)': {
     xml: outboundMessage(ACME),
-    markdown: 'Salesforce: Opportunity [Acme - 1,200 Widgets](https://na1.salesforce.com/006D000000CVOSqIAP)\n- **Amount**: 25000.0\n- **StageName**: Prospecting',
+    markdown:
+      'Salesforce: Opportunity [Acme - 1,200 Widgets](https://na1.salesforce.com/006D000000CVOSqIAP)\n- **Amount**: 25000.0\n- **StageName**: Prospecting',
     metadata: 'salesforce:outbound object=Opportunity org=00D000000000062EAA',
   },
   'two notifications, with escaping and an empty (nil) field': {

@@ -84,7 +84,9 @@ describe('GitHub payloads', () => {
       fieldName: 'body',
     });
     expect(translate('github', nativePost([1, 2], { 'X-GitHub-Event': 'issues' }))).toMatchObject({ kind: 'unrecognised' });
-    expect(translate('github', nativePost('payload=%7Bnot-json', { 'X-GitHub-Event': 'push' }, 'application/x-www-form-urlencoded'))).toEqual({
+    expect(
+      translate('github', nativePost('payload=%7Bnot-json', { 'X-GitHub-Event': 'push' }, 'application/x-www-form-urlencoded')),
+    ).toEqual({
       kind: 'unrecognised',
       expected: 'The "payload" field of a GitHub delivery must be JSON.',
       fieldName: 'payload',

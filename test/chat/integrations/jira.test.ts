@@ -28,7 +28,8 @@ describe('Jira payloads', () => {
     };
     expect(translate('jira', nativePost(body))).toEqual({
       kind: 'message',
-      markdown: 'Mia Krystof commented on [SUP-42: Login page shows a blank screen](https://example.atlassian.net/browse/SUP-42):\n\n> Seen on staging.',
+      markdown:
+        'Mia Krystof commented on [SUP-42: Login page shows a blank screen](https://example.atlassian.net/browse/SUP-42):\n\n> Seen on staging.',
       metadata: 'jira:comment_created project=SUP issue=SUP-42 status=To%20Do',
     });
   });
@@ -45,8 +46,16 @@ describe('Jira payloads', () => {
   });
 
   it('links the issue only when its self URL is http(s)', () => {
-    const body = { webhookEvent: 'jira:issue_deleted', user: { displayName: 'A' }, issue: { key: 'SUP-1', self: 'javascript:alert(1)//', fields: { summary: 'x' } } };
-    const created = { webhookEvent: 'jira:issue_created', user: { displayName: 'A' }, issue: { key: 'SUP-1', self: 'javascript:alert(1)//', fields: { summary: 'x' } } };
+    const body = {
+      webhookEvent: 'jira:issue_deleted',
+      user: { displayName: 'A' },
+      issue: { key: 'SUP-1', self: 'javascript:alert(1)//', fields: { summary: 'x' } },
+    };
+    const created = {
+      webhookEvent: 'jira:issue_created',
+      user: { displayName: 'A' },
+      issue: { key: 'SUP-1', self: 'javascript:alert(1)//', fields: { summary: 'x' } },
+    };
     expect(translate('jira', nativePost(body))).toMatchObject({ markdown: 'A deleted SUP-1: x.' });
     expect(translate('jira', nativePost(created))).toMatchObject({ markdown: 'A created SUP-1: x.' });
   });

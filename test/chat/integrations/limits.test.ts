@@ -39,7 +39,20 @@ function expectPostable(result: Translation): void {
   for (const [, href = ''] of html.matchAll(/<a href="([^"]*)"/g)) expect(href).toMatch(/^https?:\/\//);
 }
 
-const HOSTILE_PIECES = ['](https://evil.example)', '![i](https://evil.example/i.png)', '<script>', '**', '_', '`', '\n# h\n', '&amp;', 'https://x.example/a_(b)', '\u202e', '😀', 'x'];
+const HOSTILE_PIECES = [
+  '](https://evil.example)',
+  '![i](https://evil.example/i.png)',
+  '<script>',
+  '**',
+  '_',
+  '`',
+  '\n# h\n',
+  '&amp;',
+  'https://x.example/a_(b)',
+  '\u202e',
+  '😀',
+  'x',
+];
 
 describe('translated messages stay postable whatever the payload holds', () => {
   it('keeps every message within 40,000 characters and its metadata within 4,000 when every string is huge', () => {
@@ -50,8 +63,10 @@ describe('translated messages stay postable whatever the payload holds', () => {
     }
     for (const c of Object.values(SALESFORCE_OUTBOUND)) {
       const notification = c.xml.slice(c.xml.indexOf('   <Notification>'), c.xml.lastIndexOf('</Notification>') + 16);
-      const value = 'https://x.example/' + '_*['.repeat(1_000);
-      const many = Array.from({ length: 100 }, (_, i) => notification.replace(/04l0000000000(\d\d)AAA/, `04l00000000${String(i).padStart(4, '0')}AAA`)).join('');
+      const value = `https://x.example/${'_*['.repeat(1_000)}`;
+      const many = Array.from({ length: 100 }, (_, i) =>
+        notification.replace(/04l0000000000(\d\d)AAA/, `04l00000000${String(i).padStart(4, '0')}AAA`),
+      ).join('');
       const fields = Array.from({ length: 40 }, (_, i) => `<sf:F${i}>${value}</sf:F${i}>`).join('');
       const xml = c.xml.replace(notification, many.replaceAll('<sf:Amount>', `${fields}<sf:Amount>`));
       expectPostable(translate('salesforce', nativePost(xml, {}, 'text/xml')));
@@ -59,11 +74,21 @@ describe('translated messages stay postable whatever the payload holds', () => {
   });
 
   it('never throws and never makes an unsafe message, for any string in any field of a real payload', () => {
-    const text = fc.array(fc.oneof(fc.constantFrom(...HOSTILE_PIECES), fc.string({ maxLength: 20 })), { maxLength: 8 }).map((a) => a.join(''));
+    const text = fc
+      .array(fc.oneof(fc.constantFrom(...HOSTILE_PIECES), fc.string({ maxLength: 20 })), { maxLength: 8 })
+      .map((a) => a.join(''));
     fc.assert(
       fc.property(fc.constantFrom(...CASES), fc.infiniteStream(text), ([kind, c], texts) => {
         const it = texts[Symbol.iterator]();
-        expectPostable(translate(kind, nativePost(mapStrings(c.body, () => it.next().value as string), c.headers)));
+        expectPostable(
+          translate(
+            kind,
+            nativePost(
+              mapStrings(c.body, () => it.next().value as string),
+              c.headers,
+            ),
+          ),
+        );
       }),
       { numRuns: 1_500 },
     );
@@ -71,12 +96,42 @@ describe('translated messages stay postable whatever the payload holds', () => {
 
   it('never throws for arbitrary JSON under any event header', () => {
     const headers = fc.record({
-      'X-GitHub-Event': fc.constantFrom('ping', 'push', 'pull_request', 'pull_request_review', 'issues', 'issue_comment', 'release', 'workflow_run', 'check_suite', 'create', 'delete', 'star'),
-      'X-Event-Key': fc.constantFrom('repo:push', 'pullrequest:created', 'pullrequest:fulfilled', 'pullrequest:rejected', 'pullrequest:comment_created'),
+      'X-GitHub-Event': fc.constantFrom(
+        'ping',
+        'push',
+        'pull_request',
+        'pull_request_review',
+        'issues',
+        'issue_comment',
+        'release',
+        'workflow_run',
+        'check_suite',
+        'create',
+        'delete',
+        'star',
+      ),
+      'X-Event-Key': fc.constantFrom(
+        'repo:push',
+        'pullrequest:created',
+        'pullrequest:fulfilled',
+        'pullrequest:rejected',
+        'pullrequest:comment_created',
+      ),
     });
     const body = fc.oneof(
       fc.jsonValue(),
-      fc.record({ webhookEvent: fc.constantFrom('jira:issue_created', 'jira:issue_updated', 'jira:issue_deleted', 'comment_created', 'comment_updated'), issue: fc.jsonValue(), changelog: fc.jsonValue(), comment: fc.jsonValue() }),
+      fc.record({
+        webhookEvent: fc.constantFrom(
+          'jira:issue_created',
+          'jira:issue_updated',
+          'jira:issue_deleted',
+          'comment_created',
+          'comment_updated',
+        ),
+        issue: fc.jsonValue(),
+        changelog: fc.jsonValue(),
+        comment: fc.jsonValue(),
+      }),
       fc.record({ name: fc.jsonValue(), build: fc.jsonValue() }),
       fc.record({ object: fc.string(), action: fc.jsonValue(), record: fc.jsonValue() }),
     );

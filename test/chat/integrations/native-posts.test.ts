@@ -35,7 +35,12 @@ const END_TO_END: Array<[string, string, Case, string]> = [
   ['github', 'a push', GITHUB['push of two commits to a branch']!, `${LINK(GH_REPO_URL, 'Codertocat/Hello-World')}`],
   ['github', 'a merged pull request', GITHUB['pull request merged']!, '<code>changes</code> \u2192 <code>master</code>'],
   ['bitbucket', 'a pull request', BITBUCKET['pull request created']!, '<blockquote>\n<p>Explains how to *deploy*.</p>\n</blockquote>'],
-  ['jira', 'an issue update', JIRA_CASES['issue moved to In Progress and assigned']!, '<li><strong>Status</strong>: To Do \u2192 In Progress</li>'],
+  [
+    'jira',
+    'an issue update',
+    JIRA_CASES['issue moved to In Progress and assigned']!,
+    '<li><strong>Status</strong>: To Do \u2192 In Progress</li>',
+  ],
   ['jenkins', 'a finished build', JENKINS['build completed successfully (the plugin\u2019s sample)']!, '<strong>SUCCESS</strong>'],
   ['salesforce', 'a Flow callout', SALESFORCE_FLOW, '<li><strong>Priority</strong>: High</li>'],
 ];
@@ -56,7 +61,12 @@ describe('native payloads posted to a webhook of their kind', () => {
   it('takes GitHub\u2019s form-encoded deliveries (payload=<JSON>)', async () => {
     const { roomId, hook } = await roomWithWebhook({ kind: 'github' });
     const c = GITHUB['issue opened']!;
-    const res = await postRaw(hook.id, new URLSearchParams({ payload: JSON.stringify(c.body) }).toString(), 'application/x-www-form-urlencoded', c.headers);
+    const res = await postRaw(
+      hook.id,
+      new URLSearchParams({ payload: JSON.stringify(c.body) }).toString(),
+      'application/x-www-form-urlencoded',
+      c.headers,
+    );
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(await stored(roomId)).toMatchObject([{ markdown: c.markdown, metadata: c.metadata }]);
   });
@@ -71,7 +81,11 @@ describe('native payloads posted to a webhook of their kind', () => {
 
   it('answers a recognised event it does not show with 200, no delivery and the reason, storing nothing and using no rate', async () => {
     const { roomId, hook } = await roomWithWebhook({ kind: 'github', rateLimit: { burst: 1, perSecond: 0.01 } });
-    const watch = await postJson(hook.id, { action: 'started', repository: { full_name: 'Codertocat/Hello-World' } }, { 'X-GitHub-Event': 'watch' });
+    const watch = await postJson(
+      hook.id,
+      { action: 'started', repository: { full_name: 'Codertocat/Hello-World' } },
+      { 'X-GitHub-Event': 'watch' },
+    );
     expect(watch.status).toBe(200);
     expect(watch.headers.get('Content-Type')).toContain('application/json');
     expect(watch.body).toEqual({ deliveries: [], ignored: 'GitHub sends "watch" along with "star"; only "star" is shown.' });
@@ -107,7 +121,11 @@ describe('native payloads posted to a webhook of their kind', () => {
     const huge = { ...(GITHUB['star added']!.body as object), padding: 'x'.repeat(600 * 1024) };
     expectError(await postJson(big.hook.id, huge, { 'X-GitHub-Event': 'star' }), 413, 'payload.too.large');
     const form = new URLSearchParams({ payload: JSON.stringify(huge) }).toString();
-    expectError(await postRaw(big.hook.id, form, 'application/x-www-form-urlencoded', { 'X-GitHub-Event': 'star' }), 413, 'payload.too.large');
+    expectError(
+      await postRaw(big.hook.id, form, 'application/x-www-form-urlencoded', { 'X-GitHub-Event': 'star' }),
+      413,
+      'payload.too.large',
+    );
     expect(await stored(big.roomId)).toEqual([]);
   });
 
@@ -117,7 +135,14 @@ describe('native payloads posted to a webhook of their kind', () => {
       kind: 'github',
       roomId: home!.id,
       rateLimit: { burst: 1_000, perSecond: 1_000 },
-      mappings: [{ field: 'metadata', match: 'prefix', value: 'github:push repo=Codertocat/Hello-World branch=master', roomIds: [pushes!.id, both!.id] }],
+      mappings: [
+        {
+          field: 'metadata',
+          match: 'prefix',
+          value: 'github:push repo=Codertocat/Hello-World branch=master',
+          roomIds: [pushes!.id, both!.id],
+        },
+      ],
     });
     const push = GITHUB['push of two commits to a branch']!;
     const res = await postJson(hook.id, push.body, push.headers);
@@ -180,7 +205,10 @@ describe('Salesforce Outbound Messages (SOAP)', () => {
     expect(redelivered.headers.get('Idempotent-Replayed')).toBe('true');
     const other = outboundMessage(ACME.replace('04l000000000001AAA', '04l000000000009AAA'));
     expect((await postRaw(hook.id, other, 'text/xml')).headers.get('Idempotent-Replayed')).toBeNull();
-    expect((await stored(roomId)).map((m) => m.markdown.split('\n').at(-1))).toEqual(['- **StageName**: Prospecting', '- **StageName**: Prospecting']);
+    expect((await stored(roomId)).map((m) => m.markdown.split('\n').at(-1))).toEqual([
+      '- **StageName**: Prospecting',
+      '- **StageName**: Prospecting',
+    ]);
   });
 
   it('refuses hostile XML (DOCTYPE, entities) with 400 and stores nothing', async () => {

@@ -18,7 +18,9 @@ describe('Salesforce Outbound Messages (SOAP)', () => {
     const fields = Array.from({ length: 12 }, (_, i) => `<sf:F${i}__c>v${i}</sf:F${i}__c>`).join('');
     const one = translate('salesforce', nativePost(outboundMessage(ACME.replace('<sf:Amount>', `${fields}<sf:Amount>`)), {}, 'text/xml'));
     expect((one as { markdown: string }).markdown.split('\n').slice(-2)).toEqual(['- **F9\\_\\_c**: v9', '- \u2026 and 4 more fields']);
-    const many = Array.from({ length: 12 }, (_, i) => ACME.replace('04l000000000001AAA', `04l0000000000${String(i).padStart(2, '0')}AAA`)).join('');
+    const many = Array.from({ length: 12 }, (_, i) =>
+      ACME.replace('04l000000000001AAA', `04l0000000000${String(i).padStart(2, '0')}AAA`),
+    ).join('');
     const lines = (translate('salesforce', nativePost(outboundMessage(many), {}, 'text/xml')) as { markdown: string }).markdown.split('\n');
     expect(lines[0]).toBe('Salesforce: 12 Opportunity records');
     expect(lines).toHaveLength(12);
@@ -26,9 +28,17 @@ describe('Salesforce Outbound Messages (SOAP)', () => {
   });
 
   it.each([
-    ['a DOCTYPE with entities', '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><x>&a;</x>', /^Not a Salesforce Outbound Message: A DOCTYPE is not allowed/],
+    [
+      'a DOCTYPE with entities',
+      '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><x>&a;</x>',
+      /^Not a Salesforce Outbound Message: A DOCTYPE is not allowed/,
+    ],
     ['an external entity reference', outboundMessage(ACME.replace('Prospecting', '&xxe;')), /entity &xxe; is not allowed/],
-    ['another SOAP call', '<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/"><soapenv:Body><login xmlns="urn:x"/></soapenv:Body></soapenv:Envelope>', /expected one notifications in Body/],
+    [
+      'another SOAP call',
+      '<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/"><soapenv:Body><login xmlns="urn:x"/></soapenv:Body></soapenv:Envelope>',
+      /expected one notifications in Body/,
+    ],
     ['SOAP 1.2', '<e:Envelope xmlns:e="http://www.w3.org/2003/05/soap-envelope"><e:Body/></e:Envelope>', /expected a SOAP 1\.1 Envelope/],
     ['notifications without a Notification', outboundMessage(''), /expected 1 to 100 Notification elements/],
     ['an sObject without its type', outboundMessage(ACME.replace(' xsi:type="sf:Opportunity"', '')), /no xsi:type/],
@@ -50,7 +60,12 @@ describe('Salesforce Flow HTTP callouts (JSON)', () => {
   });
 
   it('names the record by its Id when it has no name field, and links nothing without an http(s) recordUrl', () => {
-    const body = { object: 'Lead', action: 'created', recordUrl: 'javascript:alert(1)', record: { Id: '00Q000000000001AAA', Company: 'Initech', Rating: null } };
+    const body = {
+      object: 'Lead',
+      action: 'created',
+      recordUrl: 'javascript:alert(1)',
+      record: { Id: '00Q000000000001AAA', Company: 'Initech', Rating: null },
+    };
     expect(translate('salesforce', nativePost(body))).toEqual({
       kind: 'message',
       markdown: 'Salesforce: Lead 00Q000000000001AAA created\n- **Company**: Initech\n- **Rating**: (empty)',

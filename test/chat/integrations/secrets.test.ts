@@ -10,7 +10,7 @@ const SECRET = "It's a Secret to Everybody";
 async function sign(secret: string, body: string): Promise<string> {
   const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
   const mac = await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(body));
-  return 'sha256=' + [...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, '0')).join('');
+  return `sha256=${[...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, '0')).join('')}`;
 }
 
 async function createHook(fields: Record<string, unknown>): Promise<Sent> {
@@ -95,7 +95,11 @@ describe('signed deliveries', () => {
     expect(missing.body.message).toBe('This webhook has a secret: send X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body>.');
     // Signed over other bytes (the same JSON, re-serialised): refused.
     const reserialised = JSON.stringify(push.body, null, 1);
-    expectError(await post(hook.id, reserialised, { ...push.headers, 'X-Hub-Signature-256': await sign(SECRET, pushBody) }), 401, 'bad.signature');
+    expectError(
+      await post(hook.id, reserialised, { ...push.headers, 'X-Hub-Signature-256': await sign(SECRET, pushBody) }),
+      401,
+      'bad.signature',
+    );
     // GitHub's SHA-1 header alone does not do.
     expectError(await post(hook.id, pushBody, { ...push.headers, 'X-Hub-Signature': 'sha1=0123' }), 401, 'bad.signature');
     // A payload it would not recognise still gets 401 first.
@@ -110,7 +114,11 @@ describe('signed deliveries', () => {
     expect((await post(hook.id, generic, { 'X-Hub-Signature-256': await sign(SECRET, generic) })).status).toBe(200);
     const form = new URLSearchParams({ payload: pushBody }).toString();
     const type = 'application/x-www-form-urlencoded';
-    expectError(await post(hook.id, form, { ...push.headers, 'X-Hub-Signature-256': await sign(SECRET, pushBody) }, type), 401, 'bad.signature');
+    expectError(
+      await post(hook.id, form, { ...push.headers, 'X-Hub-Signature-256': await sign(SECRET, pushBody) }, type),
+      401,
+      'bad.signature',
+    );
     expect((await post(hook.id, form, { ...push.headers, 'X-Hub-Signature-256': await sign(SECRET, form) }, type)).status).toBe(200);
     expect(await count(hook.roomId)).toBe(2);
   });
@@ -129,7 +137,11 @@ describe('signed deliveries', () => {
       const hook = (await createHook({ kind, secret: 'bb-and-jira' })).body;
       const body = JSON.stringify(c.body);
       expectError(await post(hook.id, body, c.headers), 401, 'bad.signature', 'X-Hub-Signature');
-      expectError(await post(hook.id, body, { ...c.headers, 'X-Hub-Signature-256': await sign('bb-and-jira', body) }), 401, 'bad.signature');
+      expectError(
+        await post(hook.id, body, { ...c.headers, 'X-Hub-Signature-256': await sign('bb-and-jira', body) }),
+        401,
+        'bad.signature',
+      );
       const ok = await post(hook.id, body, { ...c.headers, 'X-Hub-Signature': await sign('bb-and-jira', body) });
       expect(ok.status, JSON.stringify(ok.body)).toBe(200);
       expect((await history(hook.roomId)).body.entities.map((m: { markdown: string }) => m.markdown)).toEqual([c.markdown]);

@@ -1,7 +1,11 @@
 import type { NativeMediaType, NativePost } from '../../../src/chat/integrations';
 
 /** A post as the route hands it to a translator: JSON parsed, headers looked up case-insensitively. */
-export function nativePost(body: unknown, headers: Record<string, string> = {}, mediaType: NativeMediaType = 'application/json'): NativePost {
+export function nativePost(
+  body: unknown,
+  headers: Record<string, string> = {},
+  mediaType: NativeMediaType = 'application/json',
+): NativePost {
   const lower = new Map(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   return {

@@ -78,7 +78,7 @@ describe('esc (inline text from a payload)', () => {
     expect(esc('a\n\tb\r\n  c\u0007\u202ed')).toBe('a b cd');
     expect(esc('x\ud800y\udc00z 😀')).toBe('x\ufffdy\ufffdz 😀');
     expect(metadata('e', [['v', 'a\udbff']])).toBe('e v=a\ufffd');
-    expect(esc('x'.repeat(250))).toBe('x'.repeat(199) + '\u2026');
+    expect(esc('x'.repeat(250))).toBe(`${'x'.repeat(199)}\u2026`);
     expect(esc('abcdef', 4)).toBe('abc\u2026');
     expect(truncate('😀😀😀', 3)).toBe('😀😀😀');
     expect(truncate('😀😀😀😀', 3)).toBe('😀😀\u2026');
@@ -92,7 +92,8 @@ describe('link (a link with untrusted text)', () => {
         const expected = text.replace(/\s+/g, ' ').trim();
         fc.pre(expected !== '');
         const rendered = renderMarkdown(`see ${link(text, 'https://x.org/p', 10_000)} now`);
-        const match = /^<p>see <a href="https:\/\/x\.org\/p" rel="noopener noreferrer nofollow" target="_blank">(.*)<\/a> now<\/p>\n$/s.exec(rendered);
+        const match =
+          /^<p>see <a href="https:\/\/x\.org\/p" rel="noopener noreferrer nofollow" target="_blank">(.*)<\/a> now<\/p>\n$/s.exec(rendered);
         expect(match, rendered).not.toBeNull();
         expect(match![1]).not.toMatch(/<(a|img)\b/);
         expect(shown(match![1]!.replace(/&#91;/g, '[').replace(/&#93;/g, ']'))).toBe(expected);
@@ -118,7 +119,8 @@ describe('quote (a multi-line body)', () => {
             if (paragraphs.at(-1)!.length > 0) paragraphs.push([]);
           } else paragraphs.at(-1)!.push(line.replace(/^ +/, (s) => '\u00a0'.repeat(s.length)));
         }
-        const expected = kept.length === 0 ? '' : `<blockquote>\n${paragraphs.map((p) => `<p>${p.map(html).join('<br>')}</p>\n`).join('')}</blockquote>\n`;
+        const expected =
+          kept.length === 0 ? '' : `<blockquote>\n${paragraphs.map((p) => `<p>${p.map(html).join('<br>')}</p>\n`).join('')}</blockquote>\n`;
         expect(renderMarkdown(quote(text, 100_000, 100))).toBe(expected);
       }),
       { numRuns: 1_000 },
@@ -152,7 +154,7 @@ describe('quote (a multi-line body)', () => {
 
   it('keeps at most 15 lines and 1,000 characters, saying so with an ellipsis, and is empty for blank text', () => {
     const twenty = Array.from({ length: 20 }, (_, i) => `line ${i + 1}`).join('\n');
-    expect(quote(twenty)).toBe(Array.from({ length: 15 }, (_, i) => `> line ${i + 1}`).join('\n') + '\u2026');
+    expect(quote(twenty)).toBe(`${Array.from({ length: 15 }, (_, i) => `> line ${i + 1}`).join('\n')}\u2026`);
     expect(quote('y'.repeat(1_500))).toBe(`> ${'y'.repeat(999)}\u2026`);
     expect(quote(' \n\n \t\n')).toBe('');
   });
@@ -170,7 +172,7 @@ describe('links, code spans and metadata', () => {
     expect(link('https://x.org/', 'https://x.org/')).toBe('[https\\://x.org/](https://x.org/)');
     expect(linkDestination('https://x.org/a(b)"c\'?q=&copy;')).toBe('https://x.org/a%28b%29%22c%27?q=&copy%3B');
     expect(linkDestination('HTTPS://X.org')).toBe('https://x.org/');
-    expect(linkDestination('https://x.org/' + 'a'.repeat(2_000))).toBeNull();
+    expect(linkDestination(`https://x.org/${'a'.repeat(2_000)}`)).toBeNull();
   });
 
   it('writes code spans that hold backticks and spaces verbatim', () => {
@@ -184,9 +186,14 @@ describe('links, code spans and metadata', () => {
   });
 
   it('writes metadata as event and key=value pairs, percent-encoding what could split a value', () => {
-    expect(metadata('jenkins:completed', [['job', 'nightly build'], ['build', 42], ['status', null], ['branch', '']])).toBe(
-      'jenkins:completed job=nightly%20build build=42',
-    );
+    expect(
+      metadata('jenkins:completed', [
+        ['job', 'nightly build'],
+        ['build', 42],
+        ['status', null],
+        ['branch', ''],
+      ]),
+    ).toBe('jenkins:completed job=nightly%20build build=42');
     expect(metadata('x', [['v', '100%\ta\nb']])).toBe('x v=100%25%09a%0Ab');
     expect(metadata('x', [['v', 'y'.repeat(300)]])).toBe(`x v=${'y'.repeat(199)}\u2026`);
   });

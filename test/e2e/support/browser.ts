@@ -1,15 +1,18 @@
-/** Debian's Chromium driven by playwright-core; no browser is ever downloaded. */
-import { existsSync } from 'node:fs';
+/**
+ * Headless Chromium driven by playwright-core. The browser arrives with `npm install`: @sparticuz/chromium
+ * ships a Chromium build inside its npm package (unpacked to /tmp on first use), so no apt package and no
+ * browser download is needed. CHROMIUM_PATH points at another build instead (e.g. Debian's /usr/bin/chromium).
+ */
+import sparticuz from '@sparticuz/chromium';
 import { chromium, type Browser } from 'playwright-core';
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+async function executablePath(): Promise<string> {
+  return process.env.CHROMIUM_PATH ?? (await sparticuz.executablePath());
+}
 
 export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium), as .ci/run does`);
-  }
   return chromium.launch({
-    executablePath: CHROMIUM,
+    executablePath: await executablePath(),
     headless: true,
     args: [
       '--no-sandbox',

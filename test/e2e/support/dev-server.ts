@@ -57,7 +57,14 @@ async function pickPort(): Promise<number> {
 }
 
 /** wrangler without a terminal: no prompts, no interactive session. */
-const wranglerEnv = (): NodeJS.ProcessEnv => ({ ...process.env, CI: '1', WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1' });
+// The Worker never reads Request.cf: no fetch of Cloudflare's cf.json (this machine is offline).
+const wranglerEnv = (): NodeJS.ProcessEnv => ({
+  CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+  ...process.env,
+  CI: '1',
+  WRANGLER_SEND_METRICS: 'false',
+  NO_COLOR: '1',
+});
 
 export function wranglerSync(args: string[]): string {
   const result = spawnSync(process.execPath, [WRANGLER, ...args], {
@@ -118,16 +125,21 @@ export async function startDevServer(): Promise<DevServer> {
       const proc = spawn(
         process.execPath,
         [
-          WRANGLER, 'dev',
-          // The main Worker (first: it serves the port) and the rooms Worker it binds ROOMS to, as deployed.
-          '--config', 'wrangler.toml',
-          '--config', 'src/chat/rooms-worker/wrangler.toml',
-          '--port', String(port),
-          '--ip', '127.0.0.1',
-          '--persist-to', persistDir,
-          '--var', `ADMIN_TOKEN:${adminToken}`,
+          WRANGLER,
+          'dev',
+          '--config',
+          'wrangler.toml',
+          '--port',
+          String(port),
+          '--ip',
+          '127.0.0.1',
+          '--persist-to',
+          persistDir,
+          '--var',
+          `ADMIN_TOKEN:${adminToken}`,
           '--show-interactive-dev-session=false',
-          '--log-level', 'warn',
+          '--log-level',
+          'warn',
         ],
         // Its own process group, so stop() reaches workerd and esbuild too.
         { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: wranglerEnv() },
@@ -141,7 +153,10 @@ export async function startDevServer(): Promise<DevServer> {
         // A build error (e.g. a half-edited source file) leaves wrangler waiting for a fix: give up at once.
         if (proc.exitCode !== null || log.some((line) => line.includes('Build failed'))) break;
         try {
-          const res = await fetch(`${baseUrl}/api/v1/rooms`, { headers: { Authorization: `Bearer ${adminToken}` }, signal: AbortSignal.timeout(2_000) });
+          const res = await fetch(`${baseUrl}/api/v1/rooms`, {
+            headers: { Authorization: `Bearer ${adminToken}` },
+            signal: AbortSignal.timeout(2_000),
+          });
           await res.arrayBuffer();
           if (res.status === 200) return;
         } catch {

@@ -87,17 +87,17 @@ export async function attachProbe(page: Page, origin: string, allowed: readonly 
   page.on('pageerror', (err) => probe.pageErrors.push(err.message));
   page.on('websocket', (ws) => {
     probe.webSockets.push(ws.url());
-    if (!ws.url().startsWith(origin.replace(/^http/, 'ws') + '/')) probe.foreign.push(`websocket ${ws.url()}`);
+    if (!ws.url().startsWith(`${origin.replace(/^http/, 'ws')}/`)) probe.foreign.push(`websocket ${ws.url()}`);
   });
   // Whatever the route does not see (data:, blob:, about:) still shows up here.
   page.on('request', (req) => {
     const url = req.url();
-    if (url.startsWith(origin + '/') || allowed.includes(url) || url === 'about:blank') return;
+    if (url.startsWith(`${origin}/`) || allowed.includes(url) || url === 'about:blank') return;
     if (!/^https?:/.test(url)) probe.foreign.push(`${req.resourceType()} ${url.slice(0, 200)}`);
   });
   await page.route('**/*', async (route) => {
     const url = route.request().url();
-    if (url.startsWith(origin + '/')) return route.continue();
+    if (url.startsWith(`${origin}/`)) return route.continue();
     if (allowed.includes(url)) probe.allowedForeign.push(url);
     else probe.foreign.push(`${route.request().resourceType()} ${url.slice(0, 200)}`);
     return route.abort('blockedbyclient');

@@ -108,7 +108,8 @@ export class RoomViewer {
       if (frame?.type !== 'messages') return;
       for (const message of frame.messages) {
         const expected = this.lastSeq + 1;
-        if (message.seq !== expected) this.outOfOrder.push(`got seq ${message.seq}, expected ${expected} (connection ${this.connections}, after=${after})`);
+        if (message.seq !== expected)
+          this.outOfOrder.push(`got seq ${message.seq}, expected ${expected} (connection ${this.connections}, after=${after})`);
         this.received.push(message);
       }
     });

@@ -96,7 +96,8 @@ const FAMILIES: Record<string, Template[]> = {
     (n) => `[click](DATA:text/html,%3Cscript%3Eparent.__xss(${n})%3C/script%3E)`,
     (n) => `[click](&#100;ata:text/html,<script>parent.__xss(${n})</script>)`,
     (n) => `![img](data:image/svg+xml;base64,${b64(`<svg xmlns="http://www.w3.org/2000/svg" onload="parent.__xss(${n})"/>`)})`,
-    (n) => `![img](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg== "${n}")`,
+    (n) =>
+      `![img](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg== "${n}")`,
     (n) => `<a href="data:text/html,<script>parent.__xss(${n})</script>">x</a>`,
     (n) => `<img src="data:image/svg+xml,<svg onload=parent.__xss(${n})>">`,
     (n) => `<object data="data:text/html;base64,${b64(`<script>parent.__xss(${n})</script>`)}"></object>`,
@@ -118,7 +119,8 @@ const FAMILIES: Record<string, Template[]> = {
     (n) => `<svg><foreignObject><img src=x onerror=__xss(${n})></foreignObject></svg>`,
     (n) => `<svg><set attributeName=onmouseover to=__xss(${n})></svg>`,
     (n) => `<svg><style><img src=x onerror=__xss(${n})></style></svg>`,
-    (n) => `<svg><use href="data:image/svg+xml;base64,${b64(`<svg id="x" xmlns="http://www.w3.org/2000/svg"><image href="x" onerror="__xss(${n})"/></svg>`)}#x"/></svg>`,
+    (n) =>
+      `<svg><use href="data:image/svg+xml;base64,${b64(`<svg id="x" xmlns="http://www.w3.org/2000/svg"><image href="x" onerror="__xss(${n})"/></svg>`)}#x"/></svg>`,
     (n) => `<math><mtext><table><mglyph><style><img src=x onerror=__xss(${n})></style></mglyph></table></mtext></math>`,
     (n) => `<math href="javascript:__xss(${n})">click</math>`,
     (n) => `<math><maction actiontype="statusline" xlink:href="javascript:__xss(${n})">x</maction></math>`,

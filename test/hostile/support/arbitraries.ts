@@ -27,9 +27,54 @@ export function toJsonText(value: unknown): string {
 
 /** Characters that break naive code: NUL, controls, RTL overrides, BOM, combining marks, emoji, astral, quotes. */
 const ODD_CHARS = [
-  '\u0000', '\u0001', '\u001f', '\u007f', '\u0085', '\u00a0', '\u00ad', '\u0301', '\u061c', '\u200b', '\u200d', '\u200e',
-  '\u200f', '\u2028', '\u2029', '\u202e', '\u2066', '\u3000', '\ufeff', '\ufffd', '\uffff', '😀', '👩‍👩‍👧', '🏳️‍🌈', '𝕏', '\u{10ffff}',
-  'é', 'ß', 'İ', 'ﬁ', '\u05d0', '\u0627', '"', '\\', '/', '<', '>', '&', "'", '`', '\n', '\r', '\t', ' ', '%00', '${x}', '{{x}}',
+  '\u0000',
+  '\u0001',
+  '\u001f',
+  '\u007f',
+  '\u0085',
+  '\u00a0',
+  '\u00ad',
+  '\u0301',
+  '\u061c',
+  '\u200b',
+  '\u200d',
+  '\u200e',
+  '\u200f',
+  '\u2028',
+  '\u2029',
+  '\u202e',
+  '\u2066',
+  '\u3000',
+  '\ufeff',
+  '\ufffd',
+  '\uffff',
+  '😀',
+  '👩‍👩‍👧',
+  '🏳️‍🌈',
+  '𝕏',
+  '\u{10ffff}',
+  'é',
+  'ß',
+  'İ',
+  'ﬁ',
+  '\u05d0',
+  '\u0627',
+  '"',
+  '\\',
+  '/',
+  '<',
+  '>',
+  '&',
+  "'",
+  '`',
+  '\n',
+  '\r',
+  '\t',
+  ' ',
+  '%00',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a template-injection probe, sent as plain text
+  '${x}',
+  '{{x}}',
 ];
 
 /** Lone surrogates: valid in a JS string and in JSON text (as escapes), not in UTF-8. */
@@ -71,23 +116,76 @@ export function textOfLength(lengths: readonly number[]): fc.Arbitrary<string> {
 
 /** Boundary numbers as JS values (JSON.stringify writes NaN and ±Infinity as null). */
 export const boundaryNumber: fc.Arbitrary<number> = fc.oneof(
-  fc.constantFrom(0, -0, 1, -1, 0.5, 1.5, 2, 99, 100, 101, 1e3, 1e12, 1e12 + 1, 2 ** 31, 2 ** 53, 2 ** 53 + 2, 1e308, -1e308, 5e-324, Number.MAX_VALUE, Number.EPSILON, 100_000, 100_001, 1e5 + 0.5),
+  fc.constantFrom(
+    0,
+    -0,
+    1,
+    -1,
+    0.5,
+    1.5,
+    2,
+    99,
+    100,
+    101,
+    1e3,
+    1e12,
+    1e12 + 1,
+    2 ** 31,
+    2 ** 53,
+    2 ** 53 + 2,
+    1e308,
+    -1e308,
+    5e-324,
+    Number.MAX_VALUE,
+    Number.EPSILON,
+    100_000,
+    100_001,
+    1e5 + 0.5,
+  ),
   fc.integer(),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
 );
 
 /** Number literals JSON.stringify never writes: overflow to ±Infinity, underflow, -0, beyond 2^53, odd forms. */
 export const rawNumber: fc.Arbitrary<RawJson> = fc
-  .constantFrom('1e400', '-1e400', '-0', '-0.0', '1E-400', '9007199254740993', '1.0', '1e0', '100000.0000000001', '0.1e1', '1e12', '1000000000001', '1E+2')
+  .constantFrom(
+    '1e400',
+    '-1e400',
+    '-0',
+    '-0.0',
+    '1E-400',
+    '9007199254740993',
+    '1.0',
+    '1e0',
+    '100000.0000000001',
+    '0.1e1',
+    '1e12',
+    '1000000000001',
+    '1E+2',
+  )
   .map((t) => new RawJson(t));
 
 /** Strings that look like numbers, booleans or nothing. */
-export const numberishString: fc.Arbitrary<string> = fc.constantFrom('NaN', 'Infinity', '-Infinity', '-0', '1e308', '0x10', '1_000', '', ' 1', 'null', 'true', '2^53+1', '9007199254740993');
+export const numberishString: fc.Arbitrary<string> = fc.constantFrom(
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  '-0',
+  '1e308',
+  '0x10',
+  '1_000',
+  '',
+  ' 1',
+  'null',
+  'true',
+  '2^53+1',
+  '9007199254740993',
+);
 
 /** Arrays or objects nested `depth` deep, as raw text (cheap to build, expensive to walk carelessly). */
 export const deepNesting: fc.Arbitrary<RawJson> = fc
   .tuple(fc.constantFrom(2, 64, 1_000, 10_000, 30_000), fc.boolean())
-  .map(([depth, arrays]) => new RawJson(arrays ? '['.repeat(depth) + ']'.repeat(depth) : '{"a":'.repeat(depth) + '1' + '}'.repeat(depth)));
+  .map(([depth, arrays]) => new RawJson(arrays ? '['.repeat(depth) + ']'.repeat(depth) : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`));
 
 /** Any JSON value (odd strings as keys and values), some of them huge or deep. */
 export const anyJson: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie) => ({
@@ -121,7 +219,33 @@ export const wrongValue: fc.Arbitrary<unknown> = fc.oneof(
 
 /** Bodies that are not JSON at all, or almost: truncated, trailing garbage, BOM, single quotes, comments. */
 export const brokenJsonText: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom('', ' ', '{', '}', '[', '{"a":1,}', '{"a":1}}', '{"a":1} x', "{'a':1}", '{a:1}', 'nul', 'NaN', 'undefined', '\ufeff{}', '{"a":1/*c*/}', '{"a":"\\x41"}', '{"a":"\\u12"}', '{"a":01}', '{"a":.5}', '{"a":+1}', '{"a":"tab\there"}', '[1,2', '"unterminated', '{"a"}', '{"a" 1}'),
+  fc.constantFrom(
+    '',
+    ' ',
+    '{',
+    '}',
+    '[',
+    '{"a":1,}',
+    '{"a":1}}',
+    '{"a":1} x',
+    "{'a':1}",
+    '{a:1}',
+    'nul',
+    'NaN',
+    'undefined',
+    '\ufeff{}',
+    '{"a":1/*c*/}',
+    '{"a":"\\x41"}',
+    '{"a":"\\u12"}',
+    '{"a":01}',
+    '{"a":.5}',
+    '{"a":+1}',
+    '{"a":"tab\there"}',
+    '[1,2',
+    '"unterminated',
+    '{"a"}',
+    '{"a" 1}',
+  ),
   fc.string({ unit: 'binary-ascii', maxLength: 40 }).filter((t) => !isJson(t)),
 );
 
@@ -144,20 +268,48 @@ export const invalidUtf8Body: fc.Arbitrary<Uint8Array> = fc
   });
 
 /** Content types: JSON (with parameters and case), near misses and others. `undefined` = no header. */
-export const CONTENT_TYPES_ACCEPTED = ['application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON', 'Application/Json;charset=UTF-8', 'application/json ; x=y'];
-export const CONTENT_TYPES_REFUSED = ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx', 'application/ld+json', 'application/json-patch+json', 'text/json', 'json', 'application/*', '*/*', 'application/json, text/plain', 'text/html; charset=application/json'];
+export const CONTENT_TYPES_ACCEPTED = [
+  'application/json',
+  'application/json; charset=utf-8',
+  'APPLICATION/JSON',
+  'Application/Json;charset=UTF-8',
+  'application/json ; x=y',
+];
+export const CONTENT_TYPES_REFUSED = [
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'application/jsonx',
+  'application/ld+json',
+  'application/json-patch+json',
+  'text/json',
+  'json',
+  'application/*',
+  '*/*',
+  'application/json, text/plain',
+  'text/html; charset=application/json',
+];
 
-export const refusedContentType: fc.Arbitrary<string | undefined> = fc.constantFrom<string | undefined>(undefined, ...CONTENT_TYPES_REFUSED);
+export const refusedContentType: fc.Arbitrary<string | undefined> = fc.constantFrom<string | undefined>(
+  undefined,
+  ...CONTENT_TYPES_REFUSED,
+);
 export const acceptedContentType: fc.Arbitrary<string> = fc.constantFrom(...CONTENT_TYPES_ACCEPTED);
 
 /** Keys that trip naive object handling. */
-export const trickyKey: fc.Arbitrary<string> = fc.oneof(fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty', ''), oddText({ minLength: 1, maxLength: 8 }));
+export const trickyKey: fc.Arbitrary<string> = fc.oneof(
+  fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty', ''),
+  oddText({ minLength: 1, maxLength: 8 }),
+);
 
 /**
  * Objects near a schema: a valid one (most often), or a valid one with one field set to a wrong
  * value (the field's own wrong values, or any wrong value), deleted, or joined by an unknown key.
  */
-export function nearSchema(valid: fc.Arbitrary<Record<string, unknown>>, wrong: Record<string, fc.Arbitrary<unknown>>): fc.Arbitrary<Record<string, unknown>> {
+export function nearSchema(
+  valid: fc.Arbitrary<Record<string, unknown>>,
+  wrong: Record<string, fc.Arbitrary<unknown>>,
+): fc.Arbitrary<Record<string, unknown>> {
   const fields = Object.keys(wrong);
   const withField = (base: Record<string, unknown>, key: string, value: unknown) => {
     const out: Record<string, unknown> = {};
@@ -169,9 +321,11 @@ export function nearSchema(valid: fc.Arbitrary<Record<string, unknown>>, wrong: 
     { weight: 4, arbitrary: valid },
     {
       weight: 3,
-      arbitrary: fc.tuple(valid, fc.constantFrom(...fields)).chain(([base, key]) =>
-        fc.oneof({ weight: 3, arbitrary: wrong[key]! }, { weight: 1, arbitrary: wrongValue }).map((value) => withField(base, key, value)),
-      ),
+      arbitrary: fc
+        .tuple(valid, fc.constantFrom(...fields))
+        .chain(([base, key]) =>
+          fc.oneof({ weight: 3, arbitrary: wrong[key]! }, { weight: 1, arbitrary: wrongValue }).map((value) => withField(base, key, value)),
+        ),
     },
     {
       weight: 1,
@@ -189,8 +343,12 @@ type Path = (string | number)[];
 
 function pathsOf(value: unknown, prefix: Path = [], out: Path[] = []): Path[] {
   if (isLeaf(value)) return out;
-  if (Array.isArray(value)) value.forEach((v, i) => (out.push([...prefix, i]), pathsOf(v, [...prefix, i], out)));
-  else if (value !== null && typeof value === 'object') {
+  if (Array.isArray(value)) {
+    value.forEach((v, i) => {
+      out.push([...prefix, i]);
+      pathsOf(v, [...prefix, i], out);
+    });
+  } else if (value !== null && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) {
       out.push([...prefix, k]);
       pathsOf(v, [...prefix, k], out);
@@ -201,7 +359,11 @@ function pathsOf(value: unknown, prefix: Path = [], out: Path[] = []): Path[] {
 
 /** Class instances (RawJson, placeholders) are leaves: copied as they are, never descended into. */
 function isLeaf(value: unknown): boolean {
-  return value === null || typeof value !== 'object' || (!Array.isArray(value) && Object.getPrototypeOf(value) !== Object.prototype && Object.getPrototypeOf(value) !== null);
+  return (
+    value === null ||
+    typeof value !== 'object' ||
+    (!Array.isArray(value) && Object.getPrototypeOf(value) !== Object.prototype && Object.getPrototypeOf(value) !== null)
+  );
 }
 
 /** A deep copy that keeps RawJson literals and own keys such as `__proto__`. */
@@ -209,7 +371,8 @@ function cloneJson<T>(value: T): T {
   if (isLeaf(value)) return value;
   if (Array.isArray(value)) return value.map(cloneJson) as T;
   const out = {};
-  for (const [k, v] of Object.entries(value as object)) Object.defineProperty(out, k, { value: cloneJson(v), enumerable: true, writable: true, configurable: true });
+  for (const [k, v] of Object.entries(value as object))
+    Object.defineProperty(out, k, { value: cloneJson(v), enumerable: true, writable: true, configurable: true });
   return out as T;
 }
 
@@ -226,7 +389,10 @@ function setAt(root: unknown, path: Path, change: (parent: Record<string | numbe
  * wrong value), a key deleted, or an unknown key added. Faults are what the verdict decides on, so
  * the generator need not know which of them a schema tolerates (unknown keys, for one).
  */
-export function mutateDeep<T>(valid: fc.Arbitrary<T>, wrongFor: (key: string | number) => fc.Arbitrary<unknown> | undefined): fc.Arbitrary<unknown> {
+export function mutateDeep<T>(
+  valid: fc.Arbitrary<T>,
+  wrongFor: (key: string | number) => fc.Arbitrary<unknown> | undefined,
+): fc.Arbitrary<unknown> {
   return valid.chain((base) => {
     const paths = pathsOf(base);
     if (paths.length === 0) return fc.constant<unknown>(base);

@@ -45,7 +45,12 @@ export function describe(body: Body): string {
 }
 
 /** Sends a body as it is. */
-export async function sendBody(method: string, path: string, body: Body, opts: { token?: string | null; headers?: Record<string, string> } = {}): Promise<Sent> {
+export async function sendBody(
+  method: string,
+  path: string,
+  body: Body,
+  opts: { token?: string | null; headers?: Record<string, string> } = {},
+): Promise<Sent> {
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
   if (body.contentType !== undefined) headers['Content-Type'] = body.contentType;
   return send(method, path, { token: opts.token, body: body.bytes, headers });

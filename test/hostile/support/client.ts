@@ -28,7 +28,7 @@ export async function call(method: string, path: string, opts: CallOptions = {})
 export async function callRaw(method: string, path: string, opts: CallOptions = {}): Promise<Response> {
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
   const token = opts.token === undefined ? ADMIN_TOKEN : opts.token;
-  if (token !== null) headers['Authorization'] = `Bearer ${token}`;
+  if (token !== null) headers.Authorization = `Bearer ${token}`;
   let body = opts.body;
   if (opts.json !== undefined) {
     body = JSON.stringify(opts.json);

@@ -112,7 +112,9 @@ export async function fuzz<T>(
   options: { numRuns: number; timeLimitMs?: number },
 ): Promise<void> {
   const numRuns = Math.max(1, Math.round(options.numRuns * FUZZ_SCALE));
-  console.log(`[fuzz] ${name}: seed ${FUZZ_SEED}, ${numRuns} runs. Replay: FUZZ_SEED=${FUZZ_SEED} npx vitest run test/hostile -t '${name}'`);
+  console.log(
+    `[fuzz] ${name}: seed ${FUZZ_SEED}, ${numRuns} runs. Replay: FUZZ_SEED=${FUZZ_SEED} npx vitest run test/hostile -t '${name}'`,
+  );
   const started = Date.now();
   let runs = 0;
   tally.clear();

@@ -34,7 +34,8 @@ export function materialize(value: unknown, ctx: CaseContext): unknown {
   if (Array.isArray(value)) return value.map((v) => materialize(v, ctx));
   if (value !== null && typeof value === 'object' && !(value instanceof RawJson)) {
     const out = {};
-    for (const [k, v] of Object.entries(value)) Object.defineProperty(out, k, { value: materialize(v, ctx), enumerable: true, writable: true, configurable: true });
+    for (const [k, v] of Object.entries(value))
+      Object.defineProperty(out, k, { value: materialize(v, ctx), enumerable: true, writable: true, configurable: true });
     return out;
   }
   return value;
@@ -46,7 +47,11 @@ export function materialize(value: unknown, ctx: CaseContext): unknown {
 
 const oddId = oddText({ minLength: 1, maxLength: 10, wellFormed: true });
 const text = (pool: string[]) =>
-  fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...pool) }, { weight: 2, arbitrary: oddId }, { weight: 1, arbitrary: fc.constantFrom('s'.repeat(256), '😀'.repeat(256)) });
+  fc.oneof(
+    { weight: 6, arbitrary: fc.constantFrom(...pool) },
+    { weight: 2, arbitrary: oddId },
+    { weight: 1, arbitrary: fc.constantFrom('s'.repeat(256), '😀'.repeat(256)) },
+  );
 export const QUEUES = ['q1', 'q2', 'Q1', 'q1 ', 'q\u0000', 'q😀', '\u202eq1', `q"'<>&`, 'q\u0301'];
 
 const metricArb = fc.record({
@@ -81,7 +86,10 @@ const participantArb = fc.record(
   {
     participantId: text(['p1', 'p2']),
     participantName: text(['Support', 'Sales', 'Ünïcødé']),
-    purpose: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('acd', 'agent', 'customer', 'ivr', 'user') }, { weight: 1, arbitrary: fc.constantFrom(...PURPOSES) }),
+    purpose: fc.oneof(
+      { weight: 4, arbitrary: fc.constantFrom('acd', 'agent', 'customer', 'ivr', 'user') },
+      { weight: 1, arbitrary: fc.constantFrom(...PURPOSES) },
+    ),
     userId: text(['u1', 'u2', 'U1', 'ü']),
     sessions: fc.array(sessionArb, { minLength: 1, maxLength: 2 }),
   },
@@ -89,7 +97,9 @@ const participantArb = fc.record(
 );
 export const recordArb = fc.record(
   {
-    conversationId: fc.oneof({ weight: 3, arbitrary: fc.constantFrom('c1', 'c2', 'c3') }, { weight: 1, arbitrary: oddId }).map((s) => new ConvId(s)),
+    conversationId: fc
+      .oneof({ weight: 3, arbitrary: fc.constantFrom('c1', 'c2', 'c3') }, { weight: 1, arbitrary: oddId })
+      .map((s) => new ConvId(s)),
     conversationStart: instantArb,
     conversationEnd: instantArb,
     originatingDirection: fc.constantFrom(...DIRECTIONS),
@@ -101,17 +111,34 @@ export const recordArb = fc.record(
 );
 
 const DATE_KEYS = new Set(['emitDate', 'segmentStart', 'segmentEnd', 'conversationStart', 'conversationEnd']);
-const STRING_KEYS = new Set(['conversationId', 'participantId', 'participantName', 'userId', 'sessionId', 'ani', 'dnis', 'segmentType', 'queueId', 'wrapUpCode', 'disconnectType']);
+const STRING_KEYS = new Set([
+  'conversationId',
+  'participantId',
+  'participantName',
+  'userId',
+  'sessionId',
+  'ani',
+  'dnis',
+  'segmentType',
+  'queueId',
+  'wrapUpCode',
+  'disconnectType',
+]);
 export function wrongFor(key: string | number): fc.Arbitrary<unknown> | undefined {
   if (typeof key === 'number') return undefined;
-  if (DATE_KEYS.has(key)) return fc.oneof({ weight: 4, arbitrary: invalidDateText }, { weight: 1, arbitrary: fc.constantFrom(1_700_000_000_000, null, ['2950-01-01T00:00:00Z']) });
+  if (DATE_KEYS.has(key))
+    return fc.oneof(
+      { weight: 4, arbitrary: invalidDateText },
+      { weight: 1, arbitrary: fc.constantFrom(1_700_000_000_000, null, ['2950-01-01T00:00:00Z']) },
+    );
   if (STRING_KEYS.has(key)) return fc.constantFrom('', 's'.repeat(257), '😀'.repeat(257), null, 5, ['x']);
   if (key === 'value') return fc.oneof(fc.constantFrom(-1, 0.5, 1e12 + 1, 2 ** 53 + 2, 1e308, '5', null, true), rawNumber, numberishString);
   if (key === 'name') return fc.constantFrom('nOfered', 'oServiceLevel', 'NOFFERED', '', 'tAcd ', 'constructor', '__proto__', 'toString');
   if (key === 'mediaType') return fc.constantFrom('Voice', 'sms', '', 'voice ');
   if (key === 'purpose') return fc.constantFrom('Agent', 'bot', '', 'hasOwnProperty');
   if (key === 'direction' || key === 'originatingDirection') return fc.constantFrom('in', 'INBOUND', '');
-  if (['participants', 'sessions', 'segments', 'metrics', 'divisionIds', 'conversations'].includes(key)) return fc.constantFrom(null, {}, 'x', 0);
+  if (['participants', 'sessions', 'segments', 'metrics', 'divisionIds', 'conversations'].includes(key))
+    return fc.constantFrom(null, {}, 'x', 0);
   return undefined;
 }
 
@@ -179,30 +206,43 @@ export function checkRecord(c: Check, raw: unknown): ConversationRecord {
             direction: c.oneOf(s.direction, DIRECTIONS)!,
             ani: c.str(s.ani, true),
             dnis: c.str(s.dnis, true),
-            segments: c.list(s.segments, 1000, (gRaw) => {
-              const g = c.obj(gRaw);
-              return {
-                segmentStart: c.date(g.segmentStart)!,
-                segmentEnd: c.date(g.segmentEnd, true),
-                segmentType: c.str(g.segmentType, true),
-                queueId: c.str(g.queueId, true),
-                wrapUpCode: c.str(g.wrapUpCode, true),
-                disconnectType: c.str(g.disconnectType, true),
-              };
-            }, true),
-            metrics: c.list(s.metrics, 1000, (mRaw) => {
-              const m = c.obj(mRaw);
-              const value = m.value;
-              // Whole numbers 0–10^12 (a JSON 1.0 or -0 is a whole number).
-              if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 1e12) c.fail();
-              // + 0: a JSON -0 is the number 0 (the answer's JSON cannot say -0 either). Only on a number:
-              // `+` on a refused value converts it, and a deeply nested array overflows the stack doing so.
-              return { name: c.oneOf(m.name, OBSERVED_METRIC_NAMES)!, value: typeof value === 'number' ? value + 0 : Number.NaN, emitDate: c.date(m.emitDate)! };
-            }, true),
+            segments: c.list(
+              s.segments,
+              1000,
+              (gRaw) => {
+                const g = c.obj(gRaw);
+                return {
+                  segmentStart: c.date(g.segmentStart)!,
+                  segmentEnd: c.date(g.segmentEnd, true),
+                  segmentType: c.str(g.segmentType, true),
+                  queueId: c.str(g.queueId, true),
+                  wrapUpCode: c.str(g.wrapUpCode, true),
+                  disconnectType: c.str(g.disconnectType, true),
+                };
+              },
+              true,
+            ),
+            metrics: c.list(
+              s.metrics,
+              1000,
+              (mRaw) => {
+                const m = c.obj(mRaw);
+                const value = m.value;
+                // Whole numbers 0–10^12 (a JSON 1.0 or -0 is a whole number).
+                if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 1e12) c.fail();
+                // + 0: a JSON -0 is the number 0 (the answer's JSON cannot say -0 either). Only on a number:
+                // `+` on a refused value converts it, and a deeply nested array overflows the stack doing so.
+                return {
+                  name: c.oneOf(m.name, OBSERVED_METRIC_NAMES)!,
+                  value: typeof value === 'number' ? value + 0 : Number.NaN,
+                  emitDate: c.date(m.emitDate)!,
+                };
+              },
+              true,
+            ),
           };
         })!,
       };
     })!,
   };
 }
-

@@ -1,6 +1,7 @@
-import { DeliveryError } from './chat-errors';
-import type { Delivery, MessageDraft } from './room-object';
-import type { Outcome } from './webhook-gate';
+import { DeliveryError } from '../chat-errors';
+import type { Delivery, MessageDraft } from '../room/types';
+import { gateStub, roomStub } from '../stubs';
+import type { Outcome } from '../webhook-gate';
 
 export interface PostedMessage {
   webhookId: string;
@@ -13,33 +14,6 @@ export interface DeliveryResult {
   /** 200: ordered in every room. 202: durable in every room, ordering still pending in some (`seq: null`). */
   status: 200 | 202;
   deliveries: { roomId: string; messageId: string; seq: number | null }[];
-}
-
-/**
- * Object ids by name, kept for the isolate's life: idFromName hashes the name on every call (about
- * 1% of a webhook post's CPU for its two objects), and an id, unlike a stub, is not tied to the
- * request that made it. Bounded: emptied when full, so many rooms cannot grow it without end.
- */
-const ids = new WeakMap<object, Map<string, DurableObjectId>>();
-const MAX_CACHED_IDS = 4096;
-
-function idOf<T extends Rpc.DurableObjectBranded | undefined>(namespace: DurableObjectNamespace<T>, name: string): DurableObjectId {
-  let byName = ids.get(namespace);
-  if (!byName) ids.set(namespace, (byName = new Map()));
-  let id = byName.get(name);
-  if (!id) {
-    if (byName.size >= MAX_CACHED_IDS) byName.clear();
-    byName.set(name, (id = namespace.idFromName(name)));
-  }
-  return id;
-}
-
-export function roomStub(env: Env, roomId: string) {
-  return env.ROOMS.get(idOf(env.ROOMS, roomId));
-}
-
-export function gateStub(env: Env, webhookId: string) {
-  return env.WEBHOOK_GATES.get(idOf(env.WEBHOOK_GATES, webhookId));
 }
 
 const COMMIT_RETRIES_MS = [50, 200, 800];
@@ -112,7 +86,10 @@ export async function deliver(env: Env, roomIds: readonly string[], posted: Post
       outcome = await gate.decide(txId, 'abort').catch(() => 'unknown' as const);
     }
   } else {
-    console.error('prepare failed', prepared.find((p) => p.status === 'rejected'));
+    console.error(
+      'prepare failed',
+      prepared.find((p) => p.status === 'rejected'),
+    );
     // Nobody asked for "commit": if this fails, the rooms' own settling will record "abort".
     await gate.decide(txId, 'abort').catch(() => undefined);
     outcome = 'abort';

@@ -12,6 +12,12 @@ export interface ServiceLevelOptions {
   includeShortAbandons: boolean;
 }
 
+/** The org's service-level settings: the options, its target, and targets of its own per queue. */
+export interface ServiceLevelSettings extends ServiceLevelOptions {
+  target: number;
+  queues: Record<string, { target: number }>;
+}
+
 export interface ServiceLevelStats {
   ratio?: number;
   numerator: number;
@@ -35,4 +41,15 @@ export function serviceLevel(counts: ServiceLevelCounts, options: ServiceLevelOp
   if (options.includeFlowOuts) denominator += counts.flowOut;
   if (!options.includeShortAbandons) denominator -= counts.shortAbandon;
   return denominator > 0 ? { ratio: numerator / denominator, numerator, denominator, target } : { numerator, denominator, target };
+}
+
+/** The service level of a group: with its queue's own target where it is grouped by a queue that has one. */
+export function groupServiceLevel(
+  counts: ServiceLevelCounts,
+  group: Record<string, string>,
+  settings: ServiceLevelSettings,
+): ServiceLevelStats {
+  const queueId = group.queueId;
+  const target = (queueId !== undefined ? settings.queues[queueId]?.target : undefined) ?? settings.target;
+  return serviceLevel(counts, settings, target);
 }

@@ -1,0 +1,47 @@
+/**
+ * Builds the room page's static assets (wrangler.toml [assets]) from src/chat/page/client:
+ *   rooms/index.html      the page; the Worker serves it at /rooms/:id with its CSP
+ *   assets/chat/room.js   the client, bundled with the shared protocol module
+ *   assets/chat/room.css
+ *   _headers              the asset server's headers for the two files above
+ * wrangler runs it ([build]) before `wrangler dev` and `wrangler deploy`; the tests' global setup
+ * runs it before the Workers pool reads the assets.
+ */
+import { copyFile, mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const CLIENT = path.join(ROOT, 'src/chat/page/client');
+export const PAGE_OUT_DIR = path.join(ROOT, 'dist/page');
+
+/** Files are overwritten in place: a running `wrangler dev` never sees the directory missing. */
+export async function buildPage(outdir = PAGE_OUT_DIR): Promise<void> {
+  await build({
+    entryPoints: [
+      { in: path.join(CLIENT, 'main.ts'), out: 'assets/chat/room' },
+      { in: path.join(CLIENT, 'room.css'), out: 'assets/chat/room' },
+    ],
+    outdir,
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    minify: true,
+    legalComments: 'none',
+    tsconfig: path.join(CLIENT, 'tsconfig.json'),
+    logLevel: 'warning',
+  });
+  await mkdir(path.join(outdir, 'rooms'), { recursive: true });
+  await copyFile(path.join(CLIENT, 'index.html'), path.join(outdir, 'rooms/index.html'));
+  await copyFile(path.join(CLIENT, '_headers'), path.join(outdir, '_headers'));
+}
+
+const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
+if (invokedDirectly) {
+  buildPage().catch((err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  });
+}

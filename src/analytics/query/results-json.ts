@@ -1,0 +1,176 @@
+import { METRICS, SERVICE_LEVEL } from '../catalog';
+import { bucketOfCell, cellKey, type Aggregation, type GroupState } from './aggregate';
+import { jsonPiece, JsonBytes } from './json-bytes';
+import { groupServiceLevel, type ServiceLevelSettings, type ServiceLevelStats } from '../service-level';
+
+/** Constant pieces of the answer's JSON, encoded once. */
+const P = {
+  results: jsonPiece('{"results":'),
+  /** `{"metric":"<name>","stats":` per metric index, encoded once. */
+  prefix: METRICS.map((m) => jsonPiece(`{"metric":${JSON.stringify(m.name)},"stats":`)),
+  max: jsonPiece('{"max":'),
+  min: jsonPiece(',"min":'),
+  timerCount: jsonPiece(',"count":'),
+  sum: jsonPiece(',"sum":'),
+  count: jsonPiece('{"count":'),
+  ratio: jsonPiece('{"ratio":'),
+  numerator: jsonPiece('"numerator":'),
+  denominator: jsonPiece(',"denominator":'),
+  target: jsonPiece(',"target":'),
+  group: jsonPiece('{"group":'),
+  data: jsonPiece(',"data":['),
+  interval: jsonPiece('{"interval":'),
+  metrics: jsonPiece(',"metrics":['),
+  views: jsonPiece(',"views":['),
+  viewName: jsonPiece('{"name":'),
+  stats: jsonPiece(',"stats":'),
+};
+const COMMA = 44;
+const COMMA_PIECE = jsonPiece(',');
+const OPEN_BRACKET = 91;
+const CLOSE_BRACKET = 93;
+const OPEN_BRACE = 123;
+const CLOSE_BRACE = 125;
+
+/**
+ * The aggregate query's answer, `{"results": […]}` in Genesys' wire format, as UTF-8: groups in
+ * the aggregation's order (at most its limit of them), each with `data` per bucket in time order
+ * (`interval` from `intervalOf`), metrics in answer order, views in request order. A group or bucket
+ * with nothing to show is left out.
+ */
+export function answerJson(
+  aggregation: Aggregation,
+  serviceLevel: ServiceLevelSettings,
+  intervalOf: (bucket: number) => string,
+): Uint8Array<ArrayBuffer> {
+  const groups = aggregation.groupsInOrder();
+  const out = new JsonBytes(sizeHint(groups));
+  out.piece(P.results);
+  const limit = aggregation.limit;
+  const intervals: Uint8Array[] = [];
+  const interval = (bucket: number) => (intervals[bucket] ??= jsonPiece(JSON.stringify(intervalOf(bucket))));
+  let written = 0;
+  out.char(OPEN_BRACKET);
+  for (const state of groups) {
+    const start = out.length;
+    if (written > 0) out.char(COMMA);
+    out.piece(P.group);
+    out.text(JSON.stringify(state.group));
+    out.piece(P.data);
+    if (writeGroupData(out, aggregation, state, serviceLevel, interval)) {
+      out.char(CLOSE_BRACKET);
+      out.char(CLOSE_BRACE);
+      written++;
+    } else out.rewind(start);
+    if (limit !== undefined && written >= limit) break;
+  }
+  out.char(CLOSE_BRACKET);
+  out.char(CLOSE_BRACE);
+  return out.bytes();
+}
+
+/** About how many bytes the answer takes: enough that the buffer seldom has to grow. */
+function sizeHint(groups: readonly GroupState[]): number {
+  let cells = 0;
+  for (const state of groups) cells += state.cells.size + state.serviceLevel.size;
+  return 1024 + cells * 80;
+}
+
+/** One `{"interval", "metrics", "views"?}` entry per bucket with data; false when there is none. */
+function writeGroupData(
+  out: JsonBytes,
+  aggregation: Aggregation,
+  state: GroupState,
+  serviceLevel: ServiceLevelSettings,
+  interval: (bucket: number) => Uint8Array,
+): boolean {
+  const order = aggregation.order;
+  const views = aggregation.views;
+  const bucketIds = new Set([...state.serviceLevel.keys(), ...state.views.keys()]);
+  for (const key of state.cells.keys()) bucketIds.add(bucketOfCell(key));
+  let entries = 0;
+  for (const bucket of [...bucketIds].sort((a, b) => a - b)) {
+    const start = out.length;
+    if (entries > 0) out.char(COMMA);
+    out.piece(P.interval);
+    out.piece(interval(bucket));
+    out.piece(P.metrics);
+    let metrics = 0;
+    for (const m of order) {
+      if (m === SERVICE_LEVEL.metric) {
+        const counts = state.serviceLevel.get(bucket);
+        if (!counts) continue;
+        if (metrics++ > 0) out.char(COMMA);
+        out.piece(P.prefix[m]!);
+        writeServiceLevel(out, groupServiceLevel(counts, state.group, serviceLevel));
+        out.char(CLOSE_BRACE);
+        continue;
+      }
+      const row = state.cells.get(cellKey(bucket, m));
+      if (row === undefined) continue;
+      if (metrics++ > 0) out.char(COMMA);
+      out.piece(P.prefix[m]!);
+      const v = aggregation.table.values;
+      const at = 4 * row;
+      if (METRICS[m]!.kind === 'timer') writeTimer(out, v[at]!, v[at + 1]!, v[at + 2]!, v[at + 3]!);
+      else {
+        out.piece(P.count);
+        out.number(v[at]!);
+        out.char(CLOSE_BRACE);
+      }
+      out.char(CLOSE_BRACE);
+    }
+    out.char(CLOSE_BRACKET);
+    let written = 0;
+    const viewAccs = state.views.get(bucket);
+    if (viewAccs) {
+      views.forEach((view, index) => {
+        const acc = viewAccs.get(index);
+        if (!acc) return;
+        out.piece(written++ > 0 ? COMMA_PIECE : P.views);
+        out.piece(P.viewName);
+        out.text(JSON.stringify(view.name));
+        out.piece(P.stats);
+        writeTimer(out, acc.count, acc.sum, acc.min, acc.max);
+        out.char(CLOSE_BRACE);
+      });
+      if (written > 0) out.char(CLOSE_BRACKET);
+    }
+    if (metrics === 0 && written === 0) {
+      out.rewind(start);
+      continue;
+    }
+    out.char(CLOSE_BRACE);
+    entries++;
+  }
+  return entries > 0;
+}
+
+/** Timer stats, keys in the wire order. */
+function writeTimer(out: JsonBytes, count: number, sum: number, min: number, max: number): void {
+  out.piece(P.max);
+  out.number(max);
+  out.piece(P.min);
+  out.number(min);
+  out.piece(P.timerCount);
+  out.number(count);
+  out.piece(P.sum);
+  out.number(sum);
+  out.char(CLOSE_BRACE);
+}
+
+/** oServiceLevel stats: ratio (when defined), numerator, denominator, target. */
+function writeServiceLevel(out: JsonBytes, stats: ServiceLevelStats): void {
+  if (stats.ratio !== undefined) {
+    out.piece(P.ratio);
+    out.number(stats.ratio);
+    out.char(COMMA);
+  } else out.char(OPEN_BRACE);
+  out.piece(P.numerator);
+  out.number(stats.numerator);
+  out.piece(P.denominator);
+  out.number(stats.denominator);
+  out.piece(P.target);
+  out.number(stats.target);
+  out.char(CLOSE_BRACE);
+}

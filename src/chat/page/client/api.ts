@@ -1,0 +1,72 @@
+import { CHAT_LIMITS } from '../../limits';
+import { isChatMessage, type ChatMessage } from '../../protocol';
+
+export interface RoomInfo {
+  name: string;
+  topic: string | null;
+}
+
+export type TicketAnswer =
+  | { kind: 'ticket'; ticket: string; room: RoomInfo }
+  | { kind: 'token not accepted' }
+  | { kind: 'token may not read' }
+  | { kind: 'no such room' }
+  /** Network error, 5xx or an answer not understood: worth trying again later. */
+  | { kind: 'try later' };
+
+export type HistoryAnswer =
+  | { ok: true; messages: ChatMessage[] }
+  /** `status` is undefined after a network error. */
+  | { ok: false; status?: number };
+
+/** One history page, as the server's default. */
+export const HISTORY_PAGE = CHAT_LIMITS.historyDefault;
+
+const bearer = (token: string): HeadersInit => ({ Authorization: `Bearer ${token}` });
+
+async function jsonBody(res: Response): Promise<Record<string, unknown> | undefined> {
+  try {
+    const body: unknown = await res.json();
+    return typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isRoomInfo(value: unknown): value is RoomInfo {
+  if (typeof value !== 'object' || value === null) return false;
+  const room = value as Record<string, unknown>;
+  return typeof room.name === 'string' && (room.topic === null || room.topic === undefined || typeof room.topic === 'string');
+}
+
+/** A one-use ticket for the room's WebSocket, with the room's name and topic. */
+export async function requestTicket(roomId: string, token: string): Promise<TicketAnswer> {
+  let res: Response;
+  try {
+    res = await fetch(`/api/v1/rooms/${roomId}/ws-ticket`, { method: 'POST', headers: bearer(token) });
+  } catch {
+    return { kind: 'try later' };
+  }
+  if (res.status === 401) return { kind: 'token not accepted' };
+  if (res.status === 403) return { kind: 'token may not read' };
+  if (res.status === 404) return { kind: 'no such room' };
+  if (!res.ok) return { kind: 'try later' };
+  const body = await jsonBody(res);
+  if (typeof body?.ticket !== 'string' || !isRoomInfo(body.room)) return { kind: 'try later' };
+  return { kind: 'ticket', ticket: body.ticket, room: { name: body.room.name, topic: body.room.topic ?? null } };
+}
+
+/** Stored messages with after < seq < before, oldest first, one page at most. */
+export async function readHistory(roomId: string, token: string, after: number, before: number): Promise<HistoryAnswer> {
+  const query = new URLSearchParams({ after: String(after), before: String(before), limit: String(HISTORY_PAGE) });
+  let res: Response;
+  try {
+    res = await fetch(`/api/v1/rooms/${roomId}/messages?${query}`, { headers: bearer(token) });
+  } catch {
+    return { ok: false };
+  }
+  if (!res.ok) return { ok: false, status: res.status };
+  const body = await jsonBody(res);
+  if (!Array.isArray(body?.entities)) return { ok: false, status: res.status };
+  return { ok: true, messages: body.entities.filter(isChatMessage) };
+}

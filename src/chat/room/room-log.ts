@@ -1,0 +1,211 @@
+import type { ChatMessage } from '../protocol';
+import { dropPrepared } from './two-phase';
+import { RoomGoneError, type MessageDraft } from './types';
+
+/** Outlives the gate's memory of an uncertain idempotency key (24 h). */
+const DEDUPE_TTL_MS = 25 * 60 * 60 * 1000;
+
+export type LogRow = {
+  seq: number;
+  id: string;
+  webhook_id: string;
+  markdown: string;
+  html: string;
+  metadata: string | null;
+  created_at: string;
+};
+
+const LOG_COLUMNS = 'seq, id, webhook_id, markdown, html, metadata, created_at';
+
+/** `prepared` holds multi-room drafts awaiting their commit (see two-phase.ts). */
+function migrate(sql: SqlStorage): void {
+  sql.exec(`
+    CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS log (
+      seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, tx_id TEXT, webhook_id TEXT NOT NULL,
+      markdown TEXT NOT NULL, html TEXT NOT NULL, metadata TEXT, created_at TEXT NOT NULL,
+      flushed INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX IF NOT EXISTS log_unflushed ON log (seq) WHERE flushed = 0;
+    CREATE INDEX IF NOT EXISTS log_tx ON log (tx_id) WHERE tx_id IS NOT NULL;
+    CREATE TABLE IF NOT EXISTS keyed_ids (id TEXT PRIMARY KEY, seq INTEGER NOT NULL, expires_at INTEGER NOT NULL);
+    CREATE TABLE IF NOT EXISTS prepared (
+      tx_id TEXT PRIMARY KEY, coordinator TEXT NOT NULL, draft TEXT NOT NULL, prepared_at INTEGER NOT NULL
+    );
+  `);
+}
+
+/**
+ * The room's messages in its own SQLite storage, and the room's identity (meta).
+ *
+ * Order: `seq` is taken from memory and written in the same synchronous step (no `await` in
+ * between), so concurrent posts get a total order. The log always keeps its newest row (trimming
+ * keeps the last LOCAL_WINDOW), so its largest seq is the last one given, and seq stays contiguous
+ * across restarts and evictions without a counter written on every post.
+ */
+export class RoomLog {
+  private readonly sql: SqlStorage;
+  private boundRoomId: string | null;
+  private newestSeq: number;
+  private tombstoned: boolean;
+
+  constructor(private readonly storage: DurableObjectStorage) {
+    this.sql = storage.sql;
+    migrate(this.sql);
+    this.boundRoomId = this.meta('room_id');
+    // meta.last_seq: the counter rooms wrote on every post before the log's own maximum was used.
+    const newest = this.sql.exec<{ seq: number | null }>('SELECT MAX(seq) AS seq FROM log').one().seq ?? 0;
+    this.newestSeq = Math.max(newest, Number(this.meta('last_seq') ?? 0));
+    this.tombstoned = this.meta('deleted') === '1';
+  }
+
+  get roomId(): string | null {
+    return this.boundRoomId;
+  }
+
+  /** The seq given last (0: none yet). */
+  get lastSeq(): number {
+    return this.newestSeq;
+  }
+
+  get deleted(): boolean {
+    return this.tombstoned;
+  }
+
+  /** Every call names its room; the first one is remembered (D1 rows and replays need it). */
+  bind(roomId: string): void {
+    if (this.tombstoned) throw new RoomGoneError();
+    if (this.boundRoomId === null) {
+      this.setMeta('room_id', roomId);
+      this.boundRoomId = roomId;
+    } else if (this.boundRoomId !== roomId) {
+      throw new Error(`room object for ${this.boundRoomId} was called for ${roomId}`);
+    }
+  }
+
+  /** The seq already given to this draft's id, if the draft is a repeat (a retried idempotent post). */
+  repeatOf(draft: MessageDraft, txId: string | null): number | undefined {
+    // Only a keyed post or a prepared one can come again with the same id; any other id is a fresh
+    // random UUID (and the log's UNIQUE id would still refuse a repeat).
+    if (!draft.dedupe && txId === null) return undefined;
+    return this.sql
+      .exec<{ seq: number }>(
+        'SELECT seq FROM log WHERE id = ? UNION ALL SELECT seq FROM keyed_ids WHERE id = ? LIMIT 1',
+        draft.id,
+        draft.id,
+      )
+      .toArray()[0]?.seq;
+  }
+
+  /**
+   * Gives the draft the next seq and stores it, in one synchronous step. A prepared draft (`txId`)
+   * leaves `prepared` in the same transaction; a keyed one is remembered for DEDUPE_TTL_MS.
+   */
+  append(draft: MessageDraft, txId: string | null): ChatMessage {
+    const message: ChatMessage = {
+      id: draft.id,
+      roomId: this.boundRoomId!,
+      seq: this.newestSeq + 1,
+      webhookId: draft.webhookId,
+      markdown: draft.markdown,
+      html: draft.html,
+      metadata: draft.metadata,
+      createdAt: new Date().toISOString(),
+    };
+    if (txId === null && !draft.dedupe) this.insert(message, null);
+    else {
+      this.storage.transactionSync(() => {
+        this.insert(message, txId);
+        if (txId !== null) dropPrepared(this.sql, txId);
+        if (draft.dedupe) {
+          this.sql.exec(
+            'INSERT INTO keyed_ids (id, seq, expires_at) VALUES (?, ?, ?)',
+            message.id,
+            message.seq,
+            Date.now() + DEDUPE_TTL_MS,
+          );
+        }
+      });
+    }
+    this.newestSeq = message.seq;
+    return message;
+  }
+
+  private insert(message: ChatMessage, txId: string | null): void {
+    this.sql.exec(
+      `INSERT INTO log (${LOG_COLUMNS}, tx_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      message.seq,
+      message.id,
+      message.webhookId,
+      message.markdown,
+      message.html,
+      message.metadata,
+      message.createdAt,
+      txId,
+    );
+  }
+
+  /** The message a multi-room transaction already put in this log, if any. */
+  committed(txId: string): { seq: number; id: string } | undefined {
+    return this.sql.exec<{ seq: number; id: string }>('SELECT seq, id FROM log WHERE tx_id = ?', txId).toArray()[0];
+  }
+
+  oldestLocalSeq(): number {
+    const row = this.sql.exec<{ seq: number | null }>('SELECT MIN(seq) AS seq FROM log').one();
+    return row.seq ?? this.newestSeq + 1;
+  }
+
+  /** Every stored message after `seq`, in order. */
+  messagesAfter(seq: number): ChatMessage[] {
+    const rows = this.sql.exec<LogRow>(`SELECT ${LOG_COLUMNS} FROM log WHERE seq > ? ORDER BY seq`, seq).toArray();
+    return rows.map((row) => this.toMessage(row));
+  }
+
+  /** The oldest rows not yet in D1, in order. */
+  unflushed(limit: number): Iterable<LogRow> {
+    return this.sql.exec<LogRow>(`SELECT ${LOG_COLUMNS} FROM log WHERE flushed = 0 ORDER BY seq LIMIT ?`, limit);
+  }
+
+  markFlushed(upToSeq: number): void {
+    this.sql.exec('UPDATE log SET flushed = 1 WHERE flushed = 0 AND seq <= ?', upToSeq);
+  }
+
+  /** Drops flushed rows older than the newest `window` (never the newest row: see Order above). */
+  trim(window: number): void {
+    this.sql.exec('DELETE FROM log WHERE flushed = 1 AND seq <= ?', this.newestSeq - window);
+  }
+
+  expireKeyedIds(now: number): void {
+    this.sql.exec('DELETE FROM keyed_ids WHERE expires_at <= ?', now);
+  }
+
+  toMessage(row: LogRow): ChatMessage {
+    return {
+      id: row.id,
+      roomId: this.boundRoomId!,
+      seq: row.seq,
+      webhookId: row.webhook_id,
+      markdown: row.markdown,
+      html: row.html,
+      metadata: row.metadata,
+      createdAt: row.created_at,
+    };
+  }
+
+  /** Drops all state, leaving a tombstone: every later call gets RoomGoneError. */
+  async purge(roomId: string): Promise<void> {
+    await this.storage.deleteAll();
+    migrate(this.sql);
+    this.setMeta('room_id', roomId);
+    this.setMeta('deleted', '1');
+    this.tombstoned = true;
+  }
+
+  private meta(key: string): string | null {
+    return this.sql.exec<{ value: string }>('SELECT value FROM meta WHERE key = ?', key).toArray()[0]?.value ?? null;
+  }
+
+  private setMeta(key: string, value: string): void {
+    this.sql.exec('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value', key, value);
+  }
+}

@@ -1,0 +1,144 @@
+import { DurableObject } from 'cloudflare:workers';
+import { PROTOCOL } from '../protocol';
+import { AlarmSchedule } from './alarm';
+import { Outbox } from './outbox';
+import { RoomLog } from './room-log';
+import { PreparedDrafts } from './two-phase';
+import { RoomGoneError, type Delivery, type MessageDraft } from './types';
+import { Viewers } from './viewers';
+
+/**
+ * One chat room: orders, persists and broadcasts its messages.
+ *
+ * - Order and storage: room-log.ts.
+ * - Durability: a message is written to this object's SQLite storage in one transaction before the
+ *   call returns; the runtime's output gate holds the reply (and the broadcast frames) until that
+ *   write is durable, so a 2xx never precedes durability and no viewer sees a message that is lost.
+ * - System of record: D1, fed by outbox.ts.
+ * - Viewers and broadcast: viewers.ts.
+ * - Multi-room posts: `prepare` / `commit` / `abort` (two-phase.ts; chat/deliver.ts for the whole protocol).
+ */
+export class RoomObject extends DurableObject<Env> {
+  private readonly log: RoomLog;
+  private readonly alarms: AlarmSchedule;
+  private readonly viewers: Viewers;
+  private readonly outbox: Outbox;
+  private readonly prepared: PreparedDrafts;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.log = new RoomLog(ctx.storage);
+    this.alarms = new AlarmSchedule(ctx.storage);
+    this.viewers = new Viewers(ctx, env.DB, this.log);
+    this.outbox = new Outbox(env.DB, this.log, this.alarms);
+    this.prepared = new PreparedDrafts(ctx.storage.sql, env.WEBHOOK_GATES, this.alarms);
+  }
+
+  // ---- posting ------------------------------------------------------------------------------
+
+  /** Single-room post: order, persist and broadcast in one step. */
+  append(roomId: string, draft: MessageDraft): Delivery {
+    this.log.bind(roomId);
+    return this.commitMessage(draft, null);
+  }
+
+  /** Phase 1 of a multi-room post: keep the draft durably, invisible and without a seq. */
+  prepare(roomId: string, txId: string, coordinator: string, draft: MessageDraft): void {
+    this.log.bind(roomId);
+    this.prepared.prepare(txId, coordinator, draft);
+  }
+
+  /** Phase 2: give the prepared draft its seq. Repeating a commit answers the same delivery. */
+  commit(roomId: string, txId: string): Delivery {
+    this.log.bind(roomId);
+    const done = this.log.committed(txId);
+    if (done) return { roomId, messageId: done.id, seq: done.seq };
+    return this.commitMessage(this.prepared.draft(roomId, txId), txId);
+  }
+
+  abort(roomId: string, txId: string): void {
+    this.log.bind(roomId);
+    this.prepared.drop(txId);
+  }
+
+  /**
+   * Gives the draft the next seq, stores it and broadcasts it, all in one synchronous step. A draft
+   * whose id is already stored (a retried idempotent post) gets the stored delivery back instead.
+   */
+  private commitMessage(draft: MessageDraft, txId: string | null): Delivery {
+    const storedSeq = this.log.repeatOf(draft, txId);
+    if (storedSeq !== undefined) {
+      if (txId !== null) this.prepared.drop(txId);
+      return { roomId: this.log.roomId!, messageId: draft.id, seq: storedSeq };
+    }
+    const message = this.log.append(draft, txId);
+    this.viewers.queue(message);
+    this.outbox.appended();
+    return { roomId: message.roomId, messageId: message.id, seq: message.seq };
+  }
+
+  // ---- viewers ------------------------------------------------------------------------------
+
+  /**
+   * WebSocket upgrade, forwarded by the Worker after it checked the viewer's permission. Query:
+   * `room` (the room id), and `after` (replay every message after that seq) or `tail` (replay the
+   * latest n); neither: live messages only.
+   */
+  override async fetch(request: Request): Promise<Response> {
+    if (request.headers.get('Upgrade')?.toLowerCase() !== 'websocket') {
+      return new Response('Expected a WebSocket upgrade.', { status: 426 });
+    }
+    const url = new URL(request.url);
+    try {
+      this.log.bind(url.searchParams.get('room') ?? '');
+    } catch (err) {
+      if (err instanceof RoomGoneError) return new Response('The room was deleted.', { status: 410 });
+      throw err;
+    }
+    const client = await this.viewers.connect(url.searchParams.get(PROTOCOL.query.after), url.searchParams.get(PROTOCOL.query.tail));
+    return new Response(null, { status: 101, webSocket: client });
+  }
+
+  override webSocketMessage(): void {
+    // Viewers only send heartbeats, which the runtime answers without waking this object.
+  }
+
+  override webSocketClose(ws: WebSocket, code: number): void {
+    this.viewers.closed(ws, code);
+  }
+
+  override webSocketError(ws: WebSocket): void {
+    this.viewers.failed(ws);
+  }
+
+  // ---- flushing to D1 -----------------------------------------------------------------------
+
+  /** Resolves once every message stored so far is in D1 (history reads D1 after this). */
+  async flush(roomId: string): Promise<void> {
+    this.log.bind(roomId);
+    await this.outbox.flush();
+  }
+
+  // ---- alarm: flush retries and settling of stale prepared messages --------------------------
+
+  override async alarm(): Promise<void> {
+    this.alarms.forget();
+    if (this.log.deleted) return;
+    await this.prepared.settleStale(this.log.roomId, (draft, txId) => this.commitMessage(draft, txId));
+    await this.outbox.attempt();
+    this.prepared.scheduleSettling();
+  }
+
+  // ---- deletion -----------------------------------------------------------------------------
+
+  /** The room is being deleted: disconnect viewers and drop all state, leaving a tombstone. */
+  async purge(roomId: string): Promise<void> {
+    if (this.log.deleted) return;
+    this.log.bind(roomId);
+    this.viewers.closeAll();
+    await this.outbox.stop();
+    await this.ctx.storage.deleteAlarm();
+    await this.log.purge(roomId);
+    this.alarms.forget();
+  }
+}

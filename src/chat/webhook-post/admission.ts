@@ -1,0 +1,165 @@
+import type { Db } from '../../db/client';
+import { ApiError } from '../../http/api-error';
+import { storeUnavailable } from '../chat-errors';
+import { gateStub } from '../stubs';
+import type { Admission } from '../webhook-gate';
+import { findWebhookByUrlId, type WebhookRow } from '../webhooks.store';
+import type { ReadPost, WebhookCopy } from './read-post';
+
+type Post = Extract<ReadPost, { kind: 'post' }>;
+
+/** The outcome of a keyed post, recorded with the gate so that a retry is answered as this one was. */
+export interface KeyRecord {
+  /** Stored: repeats within 24 hours get this answer back. */
+  complete(status: number, body: string): Promise<void>;
+  /** Failed: the key is free again, or, when the room may have stored the message, kept for a retry. */
+  release(maybeStored: boolean): Promise<void>;
+}
+
+export type Admitted =
+  /** A tool's event that is not shown: acknowledged on a verified copy of the webhook, nothing stored. */
+  | { kind: 'ignored'; read: Extract<ReadPost, { kind: 'ignored' }> }
+  /** The key's first answer, given again. */
+  | { kind: 'replay'; post: Post; status: number; body: string }
+  /** Admitted: store it. `attempt` (keyed posts) seeds the message ids, the same for a retry of an uncertain attempt. */
+  | { kind: 'go'; post: Post; attempt?: string; key?: KeyRecord };
+
+/** Enough for every webhook a busy isolate sees; the oldest entry goes first. */
+const MAX_CACHED = 1_000;
+/** Reads of one post: the first may use the isolate's copy, later ones use the store's or the gate's. */
+const MAX_READS = 3;
+
+/**
+ * The isolate's copies of webhook rows by URL id, so a post needs no D1 query. A copy is only a hint:
+ * the webhook's gate checks its version (`updatedAt`) before admitting a post and answers "stale" with
+ * its own copy, which every change goes through (webhook-gate.ts). Only rows D1 or the gate returned
+ * are kept: an unknown id is never remembered.
+ */
+const copies = new Map<string, WebhookRow>();
+
+export const webhookCopies = {
+  get(urlId: string): WebhookRow | undefined {
+    return copies.get(urlId);
+  },
+  /** Keeps the row D1 or the gate returned for the id; none (deleted, rotated away, unknown): forgets it. */
+  remember(urlId: string, row: WebhookRow | null | undefined): void {
+    copies.delete(urlId);
+    if (!row || row.id !== urlId) return;
+    copies.set(urlId, row);
+    if (copies.size > MAX_CACHED) copies.delete(copies.keys().next().value!);
+  },
+};
+
+async function load(db: Db, urlId: string): Promise<WebhookRow | undefined> {
+  let row: WebhookRow | undefined;
+  try {
+    row = await findWebhookByUrlId(db, urlId);
+  } catch (err) {
+    console.error('webhook lookup failed', err);
+    throw storeUnavailable();
+  }
+  webhookCopies.remember(urlId, row);
+  return row;
+}
+
+/** Where a read takes its copy of the webhook: the isolate's (else D1's), D1's, or the one the gate answered. */
+type Source = { from: 'cache' } | { from: 'store' } | { from: 'gate'; hook: WebhookRow | null };
+
+/**
+ * Admits one post to the webhook at `urlId`: reads it (`read`) against a copy of the webhook, then has
+ * the webhook's gate check that copy's version, the rate limit and the idempotency key. No post is ever
+ * admitted, refused or acknowledged on a copy older than the gate's:
+ * - a copy the gate calls stale is replaced by the gate's own, and the post is read again on it;
+ * - a refusal (a 4xx) or an acknowledgement without storing, made on the isolate's copy before the
+ *   gate has vouched for it, is made again on D1's copy.
+ */
+export async function admitPost(env: Env, db: Db, urlId: string, read: (webhook: WebhookCopy) => Promise<ReadPost>): Promise<Admitted> {
+  let source: Source = { from: 'cache' };
+  for (let reads = 1; ; reads++) {
+    let usedCache = false;
+    const current = source;
+    const webhook: WebhookCopy = async () => {
+      if (current.from === 'gate') return current.hook ?? undefined;
+      const cached = current.from === 'cache' ? webhookCopies.get(urlId) : undefined;
+      usedCache = cached !== undefined;
+      return cached ?? load(db, urlId);
+    };
+
+    let result: ReadPost;
+    try {
+      result = await read(webhook);
+    } catch (err) {
+      if (usedCache && err instanceof ApiError && err.status < 500) {
+        source = { from: 'store' };
+        continue;
+      }
+      throw err;
+    }
+    if (result.kind === 'ignored') {
+      if (!usedCache) return { kind: 'ignored', read: result };
+      source = { from: 'store' };
+      continue;
+    }
+
+    const admission = await askGate(env, result);
+    switch (admission.kind) {
+      case 'stale':
+        webhookCopies.remember(urlId, admission.hook);
+        if (reads >= MAX_READS) throw storeUnavailable();
+        source = { from: 'gate', hook: admission.hook };
+        continue;
+      case 'replay':
+        return { kind: 'replay', post: result, status: admission.status, body: admission.body };
+      case 'go': {
+        const key = result.idempotency?.key;
+        return {
+          kind: 'go',
+          post: result,
+          attempt: admission.attempt,
+          key: key === undefined ? undefined : keyRecord(env, result.hook.id, key),
+        };
+      }
+      default:
+        throw admissionError(admission);
+    }
+  }
+}
+
+async function askGate(env: Env, post: Post): Promise<Admission> {
+  try {
+    return await gateStub(env, post.hook.id).admit({
+      webhook: { id: post.hook.id, version: post.hook.updatedAt },
+      rateLimit: { burst: post.hook.rateBurst, perSecond: post.hook.ratePerSecond },
+      idempotency: post.idempotency,
+    });
+  } catch (err) {
+    console.error('webhook gate failed', err);
+    throw storeUnavailable();
+  }
+}
+
+function keyRecord(env: Env, webhookId: string, key: string): KeyRecord {
+  const gate = gateStub(env, webhookId);
+  return {
+    async complete(status, body) {
+      // Stored already: a failure to remember the answer must not turn the success into an error.
+      await gate.complete(key, status, body).catch((err: unknown) => console.error('idempotency record failed', err));
+    },
+    async release(maybeStored) {
+      await gate.release(key, maybeStored).catch(() => undefined);
+    },
+  };
+}
+
+function admissionError(admission: Extract<Admission, { kind: 'limited' | 'in-progress' | 'key-reused' }>): ApiError {
+  switch (admission.kind) {
+    case 'limited':
+      return new ApiError(429, 'too.many.requests', 'This webhook is over its rate limit.', [], {
+        'Retry-After': String(admission.retryAfterSeconds),
+      });
+    case 'in-progress':
+      return new ApiError(409, 'conflict', 'A request with this idempotency key is still in progress.', [], { 'Retry-After': '1' });
+    case 'key-reused':
+      return new ApiError(409, 'conflict', 'This idempotency key was already used for a different message.');
+  }
+}

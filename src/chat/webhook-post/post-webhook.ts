@@ -1,0 +1,52 @@
+import type { Db } from '../../db/client';
+import { DeliveryError } from '../chat-errors';
+import { SOAP_ACK } from '../integrations';
+import { renderMarkdown } from '../markdown';
+import { routeMessage } from '../routing';
+import { admitPost } from './admission';
+import { deliver, type DeliveryResult } from './deliver';
+import { PostBody, readPost, type AnswerFormat, type PostRequest } from './read-post';
+
+export type { PostRequest } from './read-post';
+
+export interface PostAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * The webhook post, from the URL's id, the request's headers and its bytes to the answer: read the body
+ * against the webhook, have the gate admit it, render, route and store it in every target room, then
+ * record the answer for its idempotency key. Refusals are thrown as ApiError (the app's one error
+ * handler writes them); nothing is stored unless the answer is a 2xx.
+ */
+export async function postToWebhook(env: Env, db: Db, webhookId: string, request: PostRequest): Promise<PostAnswer> {
+  const body = new PostBody(request);
+  const admitted = await admitPost(env, db, webhookId, (webhook) => readPost(webhook, request, body));
+  if (admitted.kind === 'ignored') {
+    return answer(admitted.read.format, 200, JSON.stringify({ deliveries: [], ignored: admitted.read.reason }), false);
+  }
+  if (admitted.kind === 'replay') return answer(admitted.post.format, admitted.status, admitted.body, true);
+
+  const { post, attempt, key } = admitted;
+  let result: DeliveryResult;
+  try {
+    const targets = routeMessage(post.hook, post.markdown, post.metadata);
+    const posted = { webhookId: post.hook.id, markdown: post.markdown, html: renderMarkdown(post.markdown), metadata: post.metadata };
+    result = await deliver(env, targets, posted, attempt);
+  } catch (err) {
+    await key?.release(err instanceof DeliveryError ? err.maybeStored : false);
+    throw err;
+  }
+  const text = JSON.stringify({ deliveries: result.deliveries });
+  await key?.complete(result.status, text);
+  return answer(post.format, result.status, text, false);
+}
+
+function answer(format: AnswerFormat, status: number, body: string, replayed: boolean): PostAnswer {
+  const headers: Record<string, string> = replayed ? { 'Idempotent-Replayed': 'true' } : {};
+  // Salesforce only counts a delivery as done on its SOAP acknowledgement.
+  if (format === 'soap') return { status: 200, headers: { ...headers, 'Content-Type': 'text/xml; charset=utf-8' }, body: SOAP_ACK };
+  return { status, headers: { ...headers, 'Content-Type': 'application/json' }, body };
+}

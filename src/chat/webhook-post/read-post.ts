@@ -1,0 +1,225 @@
+import { z } from 'zod';
+import { ApiError } from '../../http/api-error';
+import { assertWellFormed, utf8 } from '../../http/json-body';
+import { sha256Hex } from '../../http/secrets';
+import { issuesToError, TOO_LARGE_ISSUE } from '../../http/validate';
+import { webhookNotFound } from '../chat-errors';
+import {
+  isNativeKind,
+  NATIVE_MEDIA_TYPES,
+  SIGNATURE_HEADERS,
+  translate,
+  type NativeKind,
+  type NativeMediaType,
+  type NativePost,
+} from '../integrations';
+import { signatureMatches } from '../integrations/signature';
+import { CHAT_LIMITS, codePointLength } from '../limits';
+import type { WebhookRow } from '../webhooks.store';
+
+/** A webhook post as the route received it: the body is read once, on first use, within its limit. */
+export interface PostRequest {
+  contentType: string;
+  header(name: string): string | undefined;
+  body(): Promise<Uint8Array>;
+}
+
+export interface Idempotency {
+  key: string;
+  /** Identifies the content, so a key reused for another message is told apart. */
+  fingerprint: string;
+}
+
+/** How a sender wants its acknowledgement: our JSON, or the SOAP answer Salesforce waits for. */
+export type AnswerFormat = 'json' | 'soap';
+
+/**
+ * What a post asks for, read against one copy of its webhook:
+ * - `post`: a message to store (after the gate admits it);
+ * - `ignored`: a tool's event that is deliberately not shown (acknowledged, nothing stored).
+ * Anything refused is thrown as an ApiError.
+ */
+export type ReadPost =
+  | { kind: 'post'; hook: WebhookRow; markdown: string; metadata: string | null; idempotency?: Idempotency; format: AnswerFormat }
+  | { kind: 'ignored'; reason: string; format: AnswerFormat };
+
+/** `{message, metadata?}` (Genesys' generic webhook body); unknown fields are ignored. */
+const webhookMessageSchema = z.object({
+  message: z
+    .string({ error: 'message is required and must be a string' })
+    .refine((m) => m.trim().length > 0, { message: 'message must not be empty' })
+    .refine((m) => codePointLength(m) <= CHAT_LIMITS.messageChars, {
+      message: `message is longer than ${CHAT_LIMITS.messageChars} characters`,
+      params: TOO_LARGE_ISSUE,
+    }),
+  metadata: z
+    .string({ error: 'metadata must be a string' })
+    .refine((m) => codePointLength(m) <= CHAT_LIMITS.metadataChars, {
+      message: `metadata is longer than ${CHAT_LIMITS.metadataChars} characters`,
+      params: TOO_LARGE_ISSUE,
+    })
+    .nullish(),
+});
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+/** As json-body.ts: JSON with any parameters. */
+const JSON_MEDIA_TYPE = /^application\/json\s*(;.*)?$/i;
+
+/** The body as bytes, text and (for JSON) a parsed value, each made once whatever the attempts. */
+export class PostBody {
+  private bytes?: Promise<Uint8Array>;
+  private text?: string;
+  private json?: { value: unknown };
+
+  constructor(private readonly request: PostRequest) {}
+
+  read(): Promise<Uint8Array> {
+    return (this.bytes ??= this.request.body());
+  }
+
+  async asText(): Promise<string> {
+    return (this.text ??= utf8.decode(await this.read()));
+  }
+
+  async asJson(): Promise<unknown> {
+    if (!this.json) {
+      const text = await this.asText();
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        // The answer every other route gives a malformed JSON body.
+        throw new ApiError(400, 'bad.request', 'The request could not be understood by the server due to malformed syntax.');
+      }
+      // Storage keeps UTF-8: a lone surrogate would be stored as U+FFFD, not as acknowledged.
+      assertWellFormed(text);
+      this.json = { value };
+    }
+    return this.json.value;
+  }
+}
+
+/** One copy of the post's webhook, asked for only when the answer depends on it (undefined: no such webhook). */
+export type WebhookCopy = () => Promise<WebhookRow | undefined>;
+
+/**
+ * Reads a post against one copy of its webhook: which body it is, whether it is signed, what message
+ * it makes. Refusals are thrown in the order senders have always been answered: the media type, then
+ * a broken generic body, then the key, then the webhook, then the signature.
+ */
+export async function readPost(webhook: WebhookCopy, request: PostRequest, body: PostBody): Promise<ReadPost> {
+  const format = bodyFormat(request.contentType);
+  if (format === null) throw unsupportedMediaType(request.contentType);
+
+  if (format !== 'application/json') {
+    const hook = await webhook();
+    // Only a tool's own payload comes as a form or XML; which kinds take it is the webhook's to say.
+    if (!hook || !isNativeKind(hook.kind) || !NATIVE_MEDIA_TYPES[hook.kind].includes(format)) {
+      throw unsupportedMediaType(request.contentType, hook && isNativeKind(hook.kind) ? hook.kind : undefined);
+    }
+    return readNative(hook, hook.kind, { mediaType: format, text: await body.asText(), header: request.header }, request, body);
+  }
+
+  const json = await body.asJson();
+  const generic = webhookMessageSchema.safeParse(json);
+  if (generic.success) {
+    const { message, metadata = null } = generic.data;
+    const key = idempotencyKey(request.header);
+    const usableHook = usable(await webhook());
+    await verifySignature(usableHook, await body.read(), request.header);
+    const idempotency = key === undefined ? undefined : { key, fingerprint: await contentFingerprint(message, metadata) };
+    return { kind: 'post', hook: usableHook, markdown: message, metadata, idempotency, format: 'json' };
+  }
+  // A broken generic body gets the answer it always got, whatever the webhook.
+  if (isGenericAttempt(json)) throw issuesToError(generic.error.issues);
+  // So does anything else sent to an unknown or generic webhook; a tool's webhook reads its own payload.
+  const hook = await webhook();
+  if (!hook || !isNativeKind(hook.kind)) throw issuesToError(generic.error.issues);
+  return readNative(hook, hook.kind, { mediaType: format, text: await body.asText(), json, header: request.header }, request, body);
+}
+
+/** A tool's own payload, translated into a message. */
+async function readNative(hook: WebhookRow, kind: NativeKind, post: NativePost, request: PostRequest, body: PostBody): Promise<ReadPost> {
+  const key = idempotencyKey(request.header);
+  usable(hook);
+  await verifySignature(hook, await body.read(), request.header);
+
+  const translation = translate(kind, post);
+  if (translation.kind === 'unrecognised') {
+    throw new ApiError(400, 'invalid.value', translation.expected, [{ errorCode: 'invalid.value', fieldName: translation.fieldName }]);
+  }
+  // Salesforce only counts a delivery as done on its SOAP acknowledgement.
+  const format: AnswerFormat = post.mediaType === 'text/xml' ? 'soap' : 'json';
+  if (translation.kind === 'ignored') return { kind: 'ignored', reason: translation.reason, format };
+
+  const { markdown, metadata, deliveryKey } = translation;
+  let idempotency: Idempotency | undefined;
+  if (key !== undefined) {
+    idempotency = { key, fingerprint: await contentFingerprint(markdown, metadata) };
+  } else if (deliveryKey !== undefined) {
+    const id = await sha256Hex(deliveryKey.id);
+    idempotency = {
+      key: `${kind}:${id}`,
+      fingerprint: deliveryKey.contentMayChange ? id : await contentFingerprint(markdown, metadata),
+    };
+  }
+  return { kind: 'post', hook, markdown, metadata, idempotency, format };
+}
+
+function usable(hook: WebhookRow | undefined): WebhookRow {
+  if (!hook) throw webhookNotFound();
+  if (!hook.active) throw new ApiError(403, 'webhook.inactive', 'This webhook is paused.');
+  return hook;
+}
+
+/** `Idempotency-Key`, or GitHub's `X-GitHub-Delivery` (the same on a redelivery). */
+function idempotencyKey(header: (name: string) => string | undefined): string | undefined {
+  for (const name of ['Idempotency-Key', 'X-GitHub-Delivery']) {
+    const value = header(name);
+    if (value === undefined) continue;
+    if (!IDEMPOTENCY_KEY.test(value)) {
+      throw ApiError.invalidValue(name, `${name} must be 1 to ${CHAT_LIMITS.idempotencyKeyChars} printable ASCII characters.`);
+    }
+    return value;
+  }
+  return undefined;
+}
+
+function bodyFormat(contentType: string): NativeMediaType | null {
+  if (JSON_MEDIA_TYPE.test(contentType)) return 'application/json';
+  const media = (contentType.split(';', 1)[0] ?? '').trim().toLowerCase();
+  if (media === 'application/x-www-form-urlencoded') return media;
+  if (media === 'text/xml' || media === 'application/xml') return 'text/xml';
+  return null;
+}
+
+function unsupportedMediaType(contentType: string, kind?: NativeKind): ApiError {
+  const accepted = kind ? NATIVE_MEDIA_TYPES[kind].join(' or ') : 'application/json';
+  return new ApiError(
+    415,
+    'unsupported.media.type',
+    `Unsupported Content-Type ${contentType ? `'${contentType}'` : '(none)'}; send ${accepted}.`,
+  );
+}
+
+/** A JSON object with a `message` field means the generic body, whatever the webhook's kind. */
+function isGenericAttempt(value: unknown): boolean {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && Object.hasOwn(value, 'message');
+}
+
+async function verifySignature(hook: WebhookRow, body: Uint8Array, header: (name: string) => string | undefined): Promise<void> {
+  if (hook.secret === null) return;
+  const name = (isNativeKind(hook.kind) ? SIGNATURE_HEADERS[hook.kind] : undefined) ?? 'X-Hub-Signature-256';
+  const value = header(name);
+  const details = [{ errorCode: 'bad.signature', fieldName: name }];
+  if (value === undefined) {
+    throw new ApiError(401, 'bad.signature', `This webhook has a secret: send ${name}: sha256=<hex HMAC-SHA256 of the body>.`, details);
+  }
+  if (!(await signatureMatches(hook.secret, body, value))) {
+    throw new ApiError(401, 'bad.signature', `${name} does not match the body and this webhook's secret.`, details);
+  }
+}
+
+function contentFingerprint(markdown: string, metadata: string | null): Promise<string> {
+  return sha256Hex(JSON.stringify([markdown, metadata]));
+}

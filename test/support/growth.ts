@@ -1,0 +1,36 @@
+/**
+ * Linear time without a wall-clock budget: the same work at two sizes in one run, compared as a ratio.
+ * A busy machine slows both sizes alike; taking the fastest of several runs of each drops one-off stalls.
+ * For sizes n and 4n, linear work gives a ratio near 4 and quadratic work near 16.
+ */
+export function fastestMs(fn: () => void, runs = 5): number {
+  fn(); // warm-up: compilation and caches are not part of the growth
+  let best = Infinity;
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    fn();
+    best = Math.min(best, performance.now() - started);
+  }
+  return best;
+}
+
+/** The smallest run must be long enough for the clock to tell sizes apart. */
+const MIN_SMALL_MS = 5;
+
+/**
+ * Time of `work(4n)` over time of `work(n)`, each the fastest of `runs`, where n starts at `size` and
+ * doubles (up to `maxSize`) until the run at n takes at least MIN_SMALL_MS.
+ */
+export function growthRatio(work: (size: number) => void, size: number, maxSize = size * 64, runs = 5): { ratio: number; size: number } {
+  let n = size;
+  let small = fastestMs(() => work(n), runs);
+  while (small < MIN_SMALL_MS && n * 2 <= maxSize) {
+    n *= 2;
+    small = fastestMs(() => work(n), runs);
+  }
+  const large = fastestMs(() => work(4 * n), runs);
+  return { ratio: large / Math.max(small, 0.01), size: n };
+}
+
+/** Linear work at sizes n and 4n: comfortably below the 16 of quadratic growth. */
+export const LINEAR_RATIO_MAX = 10;
