@@ -121,12 +121,12 @@ async function main(): Promise<void> {
     groupBy: ['queueId'],
     metrics: ['nOffered', 'tAnswered', 'tAbandon', 'tHandle', 'oServiceLevel'],
   });
-  process.stdout.write(`
+  const banner = (loading: boolean) => `
   Switchboard is running at ${BASE}
 
   Dev admin token (from .dev.vars):  ${token}
 
-  Conversation aggregates${empty ? ' (the demo data is loading below: answers fill in as it arrives)' : ''}:
+  Conversation aggregates${loading ? ' (the demo data is loading below: answers fill in as it arrives)' : ''}:
     curl -s ${BASE}/api/v2/analytics/conversations/aggregates/query \\
       -H 'Authorization: Bearer ${token}' -H 'Content-Type: application/json' \\
       -d '${queryExample}'
@@ -136,9 +136,13 @@ async function main(): Promise<void> {
     ${chat.curl}
 
   Ctrl-C stops the server.
-`);
-  if (empty) await loadDemoData(token);
-  else log('the local database already has conversations: demo data not reloaded (delete .wrangler/state to start over)');
+`;
+  process.stdout.write(banner(empty));
+  if (empty) {
+    await loadDemoData(token);
+    // The ingest's request log has scrolled the URLs away.
+    process.stdout.write(banner(false));
+  } else log('the local database already has conversations: demo data not reloaded (delete .wrangler/state to start over)');
 }
 
 main().catch((err) => {

@@ -9,7 +9,7 @@
  * people edit src/ while a long benchmark runs. The snapshot fixes the code measured for the run.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { descendants, listeningPorts, memory, processInfo, type ProcInfo } from './proc';
 
@@ -28,36 +28,40 @@ function runWrangler(args: string[], cwd = ROOT): string {
 }
 
 /**
- * Bundles the Worker as it is now into `dir/bundle/index.js` and writes `dir/wrangler.toml` pointing
- * at it (same bindings as the project's wrangler.toml). Returns the config path (as a list, for
- * `startDev`) and whether the snapshot is fresh. When src/ does not build (someone is mid-edit) and an earlier
- * snapshot exists, that one is used (`fresh: false`); `reuse` asks for the earlier one outright.
+ * Bundles the Worker as it is now into `dir/bundle/index.js`, copies the built room page (static assets)
+ * into `dir/page`, and writes `dir/wrangler.toml` pointing at both (same bindings as the project's
+ * wrangler.toml, no build step). Returns the config path (as a list, for `startDev`) and whether the
+ * snapshot is fresh. When src/ does not build (someone is mid-edit) and an earlier snapshot exists, that
+ * one is used (`fresh: false`); `reuse` asks for the earlier one outright.
  */
 export function snapshotWorker(dir: string, reuse = false): { config: string[]; fresh: boolean; builtAt: string } {
   mkdirSync(dir, { recursive: true });
-  const workers = [{ source: path.join(ROOT, 'wrangler.toml'), bundle: 'bundle', config: 'wrangler.toml' }];
-  const configs = workers.map((w) => path.join(dir, w.config));
+  const source = path.join(ROOT, 'wrangler.toml');
+  const configPath = path.join(dir, 'wrangler.toml');
   const stampPath = path.join(dir, 'built-at.txt');
-  const earlier = workers.every((w) => existsSync(path.join(dir, w.bundle, 'index.js')) && existsSync(path.join(dir, w.config)));
-  if (reuse && earlier) return { config: configs, fresh: false, builtAt: readFileSync(stampPath, 'utf8') };
-  for (const w of workers) rmSync(path.join(dir, `${w.bundle}-next`), { recursive: true, force: true });
+  const earlier = existsSync(path.join(dir, 'bundle', 'index.js')) && existsSync(configPath);
+  if (reuse && earlier) return { config: [configPath], fresh: false, builtAt: readFileSync(stampPath, 'utf8') };
+  rmSync(path.join(dir, 'bundle-next'), { recursive: true, force: true });
   try {
-    for (const w of workers) runWrangler(['deploy', '--dry-run', '--config', w.source, '--outdir', path.join(dir, `${w.bundle}-next`)]);
+    // Runs wrangler.toml's [build] (the room page into dist/page) before bundling.
+    runWrangler(['deploy', '--dry-run', '--config', source, '--outdir', path.join(dir, 'bundle-next')]);
   } catch (err) {
     if (!earlier) throw err;
-    return { config: configs, fresh: false, builtAt: readFileSync(stampPath, 'utf8') };
+    return { config: [configPath], fresh: false, builtAt: readFileSync(stampPath, 'utf8') };
   }
-  for (const w of workers) {
-    rmSync(path.join(dir, w.bundle), { recursive: true, force: true });
-    renameSync(path.join(dir, `${w.bundle}-next`), path.join(dir, w.bundle));
-    const config = readFileSync(w.source, 'utf8')
-      .replace(/^main\s*=.*$/m, `main = "${w.bundle}/index.js"\nno_bundle = true`)
-      .replace(/^migrations_dir\s*=.*$/m, `migrations_dir = ${JSON.stringify(path.join(ROOT, 'migrations'))}`);
-    writeFileSync(path.join(dir, w.config), config);
-  }
+  for (const part of ['bundle', 'page']) rmSync(path.join(dir, part), { recursive: true, force: true });
+  renameSync(path.join(dir, 'bundle-next'), path.join(dir, 'bundle'));
+  cpSync(path.join(ROOT, 'dist', 'page'), path.join(dir, 'page'), { recursive: true });
+  const config = readFileSync(source, 'utf8')
+    .replace(/^main\s*=.*$/m, 'main = "bundle/index.js"\nno_bundle = true')
+    .replace(/^migrations_dir\s*=.*$/m, `migrations_dir = ${JSON.stringify(path.join(ROOT, 'migrations'))}`)
+    .replace(/^directory\s*=.*$/m, 'directory = "page"')
+    .replace(/^\[build\]\ncommand\s*=.*$/m, '');
+  if (/^\[build\]/m.test(config)) throw new Error('snapshotWorker: could not drop the [build] section of wrangler.toml');
+  writeFileSync(configPath, config);
   const builtAt = new Date().toISOString();
   writeFileSync(stampPath, builtAt);
-  return { config: configs, fresh: true, builtAt };
+  return { config: [configPath], fresh: true, builtAt };
 }
 
 /** Applies the project's D1 migrations to the local database under `persistTo`. */
