@@ -1,5 +1,7 @@
 /**
- * The peers of scenario 3, run under the same `wrangler dev` front as Switchboard:
+ * The peers of scenario 3, run under the same `wrangler dev` front as Switchboard and behind static assets
+ * configured as Switchboard's are (wrangler.toml), so a request takes the same path through wrangler
+ * dev's asset router on both sides:
  * - `POST /` (the ceiling): answers every request with a constant, to show what the local toolchain
  *   alone allows per request.
  * - `/floor/<room>` (the fan-out floor): the least a room can do and still meet the steady-rate

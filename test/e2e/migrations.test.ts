@@ -39,9 +39,15 @@ function wrangler(...args: string[]): string {
 }
 
 function query<T>(sql: string): T[] {
-  const out = wrangler('d1', 'execute', 'DB', '--json', '--command', sql);
-  const parsed = JSON.parse(out.slice(out.indexOf('['))) as { results: T[] }[];
-  return parsed.flatMap((p) => p.results);
+  return queries<[T]>(sql)[0];
+}
+
+/** Several statements in one `wrangler d1 execute` (each start of wrangler costs seconds): one result list per statement. */
+function queries<T extends unknown[]>(...sql: string[]): { [K in keyof T]: T[K][] } {
+  const out = wrangler('d1', 'execute', 'DB', '--json', '--command', sql.join('\n'));
+  const parsed = JSON.parse(out.slice(out.indexOf('['))) as { results: unknown[] }[];
+  expect(parsed).toHaveLength(sql.length);
+  return parsed.map((p) => p.results) as { [K in keyof T]: T[K][] };
 }
 
 /** Copies the project's migrations up to and including `last` (file name prefix) into the temp config. */
@@ -110,23 +116,26 @@ describe('migration 0003 on a database with data', () => {
     stageMigrationsThrough('0003');
     wrangler('d1', 'migrations', 'apply', 'DB');
 
-    expect(query<Cell>(`SELECT res, slot, metric, media, cnt, sum, mn, mx FROM agg_media ${ORDER}`)).toEqual(mediaRows);
-    expect(query<QueueCell>(`SELECT res, slot, metric, media, cnt, sum, mn, mx, direction, queue FROM agg_queue ${ORDER}`)).toEqual(
-      queueRows,
+    const [media, queue, user, schema, autoIndexes, conversations] = queries<
+      [Cell, QueueCell, UserCell, { name: string; sql: string }, { n: number }, { data: string }]
+    >(
+      `SELECT res, slot, metric, media, cnt, sum, mn, mx FROM agg_media ${ORDER};`,
+      `SELECT res, slot, metric, media, cnt, sum, mn, mx, direction, queue FROM agg_queue ${ORDER};`,
+      `SELECT res, slot, metric, media, cnt, sum, mn, mx, direction, queue, user FROM agg_user ${ORDER};`,
+      "SELECT name, sql FROM sqlite_schema WHERE name LIKE 'agg_%' ORDER BY name;",
+      "SELECT count(*) AS n FROM sqlite_schema WHERE type = 'index' AND name LIKE 'sqlite_autoindex_agg_%';",
+      "SELECT data FROM conversations WHERE id = 'c-old';",
     );
-    expect(query<UserCell>(`SELECT res, slot, metric, media, cnt, sum, mn, mx, direction, queue, user FROM agg_user ${ORDER}`)).toEqual(
-      userRows.filter((r) => r.res !== 15),
-    );
-    const schema = query<{ name: string; sql: string }>("SELECT name, sql FROM sqlite_schema WHERE name LIKE 'agg_%' ORDER BY name");
+    expect(media).toEqual(mediaRows);
+    expect(queue).toEqual(queueRows);
+    expect(user).toEqual(userRows.filter((r) => r.res !== 15));
     const tables = schema.filter((s) => !s.name.startsWith('agg_user_by'));
     expect(tables.map((t) => t.name)).toEqual(['agg_media', 'agg_queue', 'agg_user']);
     for (const t of tables) expect(t.sql).toMatch(/WITHOUT ROWID\s*$/);
     // The by-user index is back; no automatic primary-key index remains beside the clustered tables.
     expect(schema.filter((s) => s.name.startsWith('agg_user_by')).map((s) => s.name)).toEqual(['agg_user_by_user']);
-    expect(
-      query<{ n: number }>("SELECT count(*) AS n FROM sqlite_schema WHERE type = 'index' AND name LIKE 'sqlite_autoindex_agg_%'")[0]!.n,
-    ).toBe(0);
-    expect(query<{ data: string }>("SELECT data FROM conversations WHERE id = 'c-old'")).toEqual([{ data: '{"kept":"as written"}' }]);
+    expect(autoIndexes[0]!.n).toBe(0);
+    expect(conversations).toEqual([{ data: '{"kept":"as written"}' }]);
   });
 
   it('0004 adds agg_media half hours built exactly from its quarter hours, leaving every other row as it was', () => {
@@ -152,11 +161,14 @@ describe('migration 0003 on a database with data', () => {
     wrangler('d1', 'migrations', 'apply', 'DB');
 
     const byKey = (a: Cell, b: Cell) => a.res - b.res || a.slot - b.slot || a.metric - b.metric || a.media - b.media;
-    expect(query<Cell>(`SELECT res, slot, metric, media, cnt, sum, mn, mx FROM agg_media ${ORDER}`)).toEqual(
-      [...mediaRows, ...halfHours.values()].sort(byKey),
+    const [media, queueCount, userCount] = queries<[Cell, { n: number }, { n: number }]>(
+      `SELECT res, slot, metric, media, cnt, sum, mn, mx FROM agg_media ${ORDER};`,
+      'SELECT count(*) AS n FROM agg_queue;',
+      'SELECT count(*) AS n FROM agg_user;',
     );
-    expect(query<{ n: number }>('SELECT count(*) AS n FROM agg_queue')[0]!.n).toBe(queueRows.length);
-    expect(query<{ n: number }>('SELECT count(*) AS n FROM agg_user')[0]!.n).toBe(userRows.filter((r) => r.res !== 15).length);
+    expect(media).toEqual([...mediaRows, ...halfHours.values()].sort(byKey));
+    expect(queueCount[0]!.n).toBe(queueRows.length);
+    expect(userCount[0]!.n).toBe(userRows.filter((r) => r.res !== 15).length);
   });
 
   it('0005 packs agg_user: every cell of an agent metric kept exactly in its row, the other metrics left out', () => {
@@ -204,7 +216,11 @@ describe('migration 0003 on a database with data', () => {
     stageMigrationsThrough('0005');
     wrangler('d1', 'migrations', 'apply', 'DB');
 
-    const rows = query<Record<string, number | null>>('SELECT * FROM agg_user ORDER BY res, slot, media, direction, queue, user');
+    const [rows, schema, queueCount] = queries<[Record<string, number | null>, { name: string; sql: string }, { n: number }]>(
+      'SELECT * FROM agg_user ORDER BY res, slot, media, direction, queue, user;',
+      "SELECT name, sql FROM sqlite_schema WHERE tbl_name = 'agg_user' ORDER BY name;",
+      'SELECT count(*) AS n FROM agg_queue;',
+    );
     const agentMetrics = METRICS.flatMap((m, metric) => (m.participant === 'agent' ? [{ metric, name: m.name }] : []));
     expect(Object.keys(rows[0]!)).toEqual([
       'res',
@@ -249,10 +265,9 @@ describe('migration 0003 on a database with data', () => {
       a.user - b.user ||
       a.metric - b.metric;
     expect(unpivoted.sort(byKey)).toEqual(cells.filter((c) => agent(c.metric)).sort(byKey));
-    const schema = query<{ name: string; sql: string }>("SELECT name, sql FROM sqlite_schema WHERE tbl_name = 'agg_user' ORDER BY name");
     expect(schema.map((s) => s.name)).toEqual(['agg_user', 'agg_user_by_user']);
     expect(schema[0]!.sql).toMatch(/PRIMARY KEY\(`res`, `slot`, `media`, `direction`, `queue`, `user`\)\s*\) WITHOUT ROWID\s*$/);
     expect(schema[1]!.sql).toContain('(`user`,`res`,`slot`)');
-    expect(query<{ n: number }>('SELECT count(*) AS n FROM agg_queue')[0]!.n).toBe(queueRows.length);
+    expect(queueCount[0]!.n).toBe(queueRows.length);
   });
 });
