@@ -1,4 +1,4 @@
-import { asc, eq, inArray, or, sql } from 'drizzle-orm';
+import { asc, eq, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { messages, rooms, webhooks } from '../db/schema';
 
@@ -39,13 +39,14 @@ export async function updateRoom(db: Db, id: string, patch: { name?: string; top
   return row && view(row);
 }
 
-/** Ids among `ids` that are existing rooms. */
+/**
+ * Ids among `ids` that are existing rooms. The ids go as one JSON parameter: a webhook may name 201 rooms
+ * (its own and 20 mappings of 10), past D1's limit of 100 bound parameters per statement.
+ */
 export async function existingRoomIds(db: Db, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const rows = await db
-    .select({ id: rooms.id })
-    .from(rooms)
-    .where(inArray(rooms.id, [...new Set(ids)]));
+  const wanted = JSON.stringify([...new Set(ids)]);
+  const rows = await db.select({ id: rooms.id }).from(rooms).where(sql`${rooms.id} IN (SELECT value FROM json_each(${wanted}))`);
   return new Set(rows.map((r) => r.id));
 }
 

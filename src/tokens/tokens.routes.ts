@@ -21,6 +21,16 @@ const createTokenSchema = z.object({
 export const tokensRoutes = new Hono<AppEnv>()
   .post('/api/v1/tokens', requirePermission('tokens:manage'), jsonBody(TOKEN_LIMITS.bodyBytes), validJson(createTokenSchema), async (c) => {
     const { name, permissions } = c.req.valid('json');
+    // A token manager hands out only what it holds itself: tokens:manage alone is no way to chat:admin.
+    const beyond = permissions.filter((p) => !c.var.principal.permissions.has(p));
+    if (beyond.length > 0) {
+      throw new ApiError(
+        403,
+        'missing.permissions',
+        `A token can grant only permissions it holds. You are missing the following permission(s): ${[...new Set(beyond)].join(', ')}`,
+        [...new Set(beyond)].map((p) => ({ errorCode: 'missing.permissions', fieldName: p })),
+      );
+    }
     return c.json(await createToken(c.var.db, name, permissions), 201);
   })
   .get('/api/v1/tokens', requirePermission('tokens:manage'), async (c) => {

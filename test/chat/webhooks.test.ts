@@ -85,6 +85,30 @@ describe('webhooks (chat:admin)', () => {
     expectError(res, 400, 'invalid.value', 'mappings[0].roomIds[1]');
   });
 
+  it('takes the most rooms a webhook may name (its own and 20 mappings of 10, all distinct), on create and on PATCH', async () => {
+    const rooms = await Promise.all(Array.from({ length: 201 }, () => createRoom()));
+    const mappings = Array.from({ length: 20 }, (_, m) => ({
+      field: 'message',
+      match: 'prefix',
+      value: `m${m}:`,
+      roomIds: rooms.slice(1 + m * 10, 11 + m * 10).map((r) => r.id),
+    }));
+    const hook = await createWebhook({ roomId: rooms[0]!.id, mappings });
+    expect((hook.mappings as { roomIds: string[] }[]).flatMap((m) => m.roomIds)).toHaveLength(200);
+
+    // One of the 200 is no room: named by its place, whatever the count.
+    const ghost = crypto.randomUUID();
+    const withGhost = mappings.map((m, i) => (i === 19 ? { ...m, roomIds: [...m.roomIds.slice(0, 9), ghost] } : m));
+    expectError(
+      await send('PATCH', `/api/v1/webhooks/${hook.id}`, { json: { mappings: withGhost } }),
+      400,
+      'invalid.value',
+      'mappings[19].roomIds[9]',
+    );
+    const reversed = await send('PATCH', `/api/v1/webhooks/${hook.id}`, { json: { mappings: [...mappings].reverse() } });
+    expect(reversed.status, JSON.stringify(reversed.body)).toBe(200);
+  });
+
   it('lists, reads, updates and deletes webhooks', async () => {
     const [room, other] = await Promise.all([createRoom(), createRoom()]);
     const hook = await createWebhook({ roomId: room.id, rateLimit: { burst: 3, perSecond: 2 } });

@@ -53,7 +53,10 @@ const TABLE: Record<string, Row> = {
   'POST /api/v1/tokens': {
     needs: 'tokens:manage',
     ok: 201,
-    prepare: async () => ({ path: '/api/v1/tokens', json: { name: 'sweep', permissions: ['chat:read'] } }),
+    prepare: async () => ({
+      path: '/api/v1/tokens',
+      json: { name: 'sweep', permissions: ['tokens:manage'] /* what the sweep's token holds: a token grants only that */ },
+    }),
   },
   'GET /api/v1/tokens': { needs: 'tokens:manage', ok: 200, prepare: async () => ({ path: '/api/v1/tokens' }) },
   'DELETE /api/v1/tokens/:id': { needs: 'tokens:manage', ok: 204, prepare: async () => ({ path: `/api/v1/tokens/${await freshToken()}` }) },

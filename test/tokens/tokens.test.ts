@@ -51,6 +51,25 @@ describe('token management', () => {
     expectError(await send('GET', '/api/v1/tokens', { token }), 401, 'bad.credentials');
   });
 
+  it('lets a token manager grant only the permissions it holds (no escalation through tokens:manage)', async () => {
+    const { token: manager } = await createToken(['tokens:manage', 'chat:read']);
+    const escalate = await send('POST', '/api/v1/tokens', {
+      token: manager,
+      json: { name: 'x', permissions: ['chat:read', 'chat:admin'] },
+    });
+    expectError(escalate, 403, 'missing.permissions', 'chat:admin');
+    expect(escalate.body.message).toContain('chat:admin');
+    expect(escalate.body.message).not.toContain('chat:read');
+    const before = await env.DB.prepare("SELECT count(*) AS n FROM tokens WHERE name = 'x'").first<{ n: number }>();
+    expect(before!.n).toBe(0);
+
+    const within = await send('POST', '/api/v1/tokens', { token: manager, json: { name: 'y', permissions: ['chat:read'] } });
+    expect(within.status, JSON.stringify(within.body)).toBe(201);
+    expect(within.body.permissions).toEqual(['chat:read']);
+    // ADMIN_TOKEN holds every permission, so it grants any of them.
+    expect((await send('POST', '/api/v1/tokens', { json: { name: 'z', permissions: ['chat:admin', 'tokens:manage'] } })).status).toBe(201);
+  });
+
   it('answers 404 for revoking an unknown token', async () => {
     expectError(await send('DELETE', '/api/v1/tokens/00000000-0000-4000-8000-000000000000'), 404, 'not.found');
   });
