@@ -13,8 +13,12 @@ export const CHAT_LIMITS = {
   mappingValueChars: 1_000,
   idempotencyKeyChars: 255,
   idempotencyTtlMs: 24 * 60 * 60 * 1000,
-  /** How long a claimed Idempotency-Key waits for its request to finish before a repeat may run. */
-  idempotencyClaimMs: 60_000,
+  /**
+   * How long a claimed Idempotency-Key waits for its request to finish before a repeat may run. Short: a
+   * repeat after it runs with the same attempt id, so the rooms recognise the message (never stored twice),
+   * and a sender retrying after a crash waits this long at most.
+   */
+  idempotencyClaimMs: 15_000,
   wsTicketTtlMs: 60_000,
   historyDefault: 100,
   historyMax: 500,

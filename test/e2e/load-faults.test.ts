@@ -152,7 +152,7 @@ describe('load with faults', () => {
         return 'retry';
       }
       if (res.status === 409) {
-        // The key is held by an attempt cut off by the restart (held up to 60 s), then retried as uncertain.
+        // The key is held by an attempt cut off by the restart (held up to 15 s, CHAT_LIMITS.idempotencyClaimMs), then retried as uncertain.
         post.uncertain = true;
         await sleep(1_000);
         return 'retry';
