@@ -14,7 +14,7 @@ import {
 
 export type Admission =
   /** `attempt` (keyed posts only) seeds the message ids: the same for a retry of an uncertain attempt. */
-  | { kind: 'go'; attempt?: string }
+  | { kind: 'go'; attempt?: string /** Keyed posts: when this post's claim of the key ends; it names the claim. */; claim?: number }
   | { kind: 'replay'; status: number; body: string }
   | { kind: 'in-progress' }
   | { kind: 'key-reused' }
@@ -100,8 +100,10 @@ export class WebhookGate extends DurableObject<Env> {
     const take = takeToken(this.bucket, request.rateLimit, now);
     this.bucket = take.bucket;
     if (!take.ok) return { kind: 'limited', retryAfterSeconds: take.retryAfterSeconds };
+    let claim: number | undefined;
     if (idem && attempt !== undefined) {
       const expiresAt = now + CHAT_LIMITS.idempotencyClaimMs;
+      claim = expiresAt;
       this.sql.exec(
         `INSERT OR REPLACE INTO idempotency (key, fingerprint, attempt, state, status, body, expires_at)
          VALUES (?, ?, ?, 'pending', NULL, NULL, ?)`,
@@ -112,7 +114,7 @@ export class WebhookGate extends DurableObject<Env> {
       );
       this.ensureAlarm(expiresAt);
     }
-    return { kind: 'go', attempt };
+    return claim === undefined ? { kind: 'go', attempt } : { kind: 'go', attempt, claim };
   }
 
   /** Records the first successful answer for the key; repeats within 24 hours get it back. */
@@ -129,12 +131,14 @@ export class WebhookGate extends DurableObject<Env> {
   }
 
   /**
-   * The post failed. Stored nothing: the key is free again. Maybe stored: the key stays, uncertain,
-   * for 24 hours, so a retry reuses the attempt id (and the room recognises the message).
+   * The post failed. Stored nothing: the key is free again, unless a repeat has claimed it since (its
+   * `claim` ended and a retry took it over with the same attempt id: that retry's claim stays). Maybe
+   * stored: the key stays, uncertain, for 24 hours, so a retry reuses the attempt id (and the room
+   * recognises the message).
    */
-  release(key: string, maybeStored: boolean): void {
+  release(key: string, maybeStored: boolean, claim?: number): void {
     if (!maybeStored) {
-      this.sql.exec("DELETE FROM idempotency WHERE key = ? AND state = 'pending'", key);
+      this.sql.exec("DELETE FROM idempotency WHERE key = ? AND state = 'pending' AND expires_at = ?", key, claim ?? null);
       return;
     }
     const expiresAt = Date.now() + CHAT_LIMITS.idempotencyTtlMs;

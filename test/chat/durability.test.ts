@@ -228,6 +228,32 @@ describe('retrying a post whose answer was lost', () => {
   });
 });
 
+describe('idempotency claims', () => {
+  it("keep a repeat's claim when the attempt it took over fails having stored nothing", async () => {
+    const { hook } = await roomWithWebhook();
+    const gate = env.WEBHOOK_GATES.getByName(hook.id);
+    const rateLimit = { burst: 100, perSecond: 100 };
+    const idempotency = { key: unique('claim'), fingerprint: 'f' };
+    const first = await gate.admit({ rateLimit, idempotency });
+    if (first.kind !== 'go') throw new Error(`expected go, got ${first.kind}`);
+    // The first attempt's claim runs out while it is still on its way; a repeat takes the key over.
+    await runInDurableObject(gate, (_, state) => {
+      state.storage.sql.exec('UPDATE idempotency SET expires_at = ? WHERE key = ?', Date.now() - 1, idempotency.key);
+    });
+    const repeat = await gate.admit({ rateLimit, idempotency });
+    if (repeat.kind !== 'go') throw new Error(`expected go, got ${repeat.kind}`);
+    expect(repeat.attempt).toBe(first.attempt);
+    // The first attempt fails, having stored nothing: the repeat still holds the key.
+    await gate.release(idempotency.key, false, first.claim);
+    expect((await gate.admit({ rateLimit, idempotency })).kind).toBe('in-progress');
+    // The repeat fails the same way: now the key is free, for a fresh attempt.
+    await gate.release(idempotency.key, false, repeat.claim);
+    const fresh = await gate.admit({ rateLimit, idempotency });
+    if (fresh.kind !== 'go') throw new Error(`expected go, got ${fresh.kind}`);
+    expect(fresh.attempt).not.toBe(first.attempt);
+  });
+});
+
 describe('replays older than the room object keeps', () => {
   it('come from D1 and join the local messages without a gap', async () => {
     const { roomId, hook } = await roomWithTrimmedLog(30, 25);

@@ -116,7 +116,7 @@ export async function admitPost(env: Env, db: Db, urlId: string, read: (webhook:
           kind: 'go',
           post: result,
           attempt: admission.attempt,
-          key: key === undefined ? undefined : keyRecord(env, result.hook.id, key),
+          key: key === undefined ? undefined : keyRecord(env, result.hook.id, key, admission.claim),
         };
       }
       default:
@@ -138,7 +138,7 @@ async function askGate(env: Env, post: Post): Promise<Admission> {
   }
 }
 
-function keyRecord(env: Env, webhookId: string, key: string): KeyRecord {
+function keyRecord(env: Env, webhookId: string, key: string, claim: number | undefined): KeyRecord {
   const gate = gateStub(env, webhookId);
   return {
     async complete(status, body) {
@@ -146,7 +146,7 @@ function keyRecord(env: Env, webhookId: string, key: string): KeyRecord {
       await gate.complete(key, status, body).catch((err: unknown) => console.error('idempotency record failed', err));
     },
     async release(maybeStored) {
-      await gate.release(key, maybeStored).catch(() => undefined);
+      await gate.release(key, maybeStored, claim).catch(() => undefined);
     },
   };
 }
