@@ -50,6 +50,7 @@ export function groupServiceLevel(
   settings: ServiceLevelSettings,
 ): ServiceLevelStats {
   const queueId = group.queueId;
-  const target = (queueId !== undefined ? settings.queues[queueId]?.target : undefined) ?? settings.target;
+  const override = queueId !== undefined && Object.hasOwn(settings.queues, queueId) ? settings.queues[queueId] : undefined;
+  const target = override?.target ?? settings.target;
   return serviceLevel(counts, settings, target);
 }

@@ -66,6 +66,24 @@ describe('service level settings', () => {
     );
   });
 
+  it('refuses a queue override keyed "__proto__" instead of dropping it, and keeps "constructor" as an ordinary queue id', async () => {
+    // Raw JSON: an object literal in the test would set the prototype itself.
+    const body = (queues: string) => `{"includeFlowOuts": false, "includeShortAbandons": true, "target": 0.8, "queues": ${queues}}`;
+    const refused = await send('PUT', SERVICE_LEVEL, {
+      body: body('{"__proto__": {"target": 0.5}}'),
+      headers: { 'Content-Type': 'application/json' },
+    });
+    expectError(refused, 400, 'invalid.value', 'queues.__proto__');
+    const kept = await send('PUT', SERVICE_LEVEL, {
+      body: body('{"constructor": {"target": 0.5}}'),
+      headers: { 'Content-Type': 'application/json' },
+    });
+    expect(kept.status, JSON.stringify(kept.body)).toBe(200);
+    expect(kept.body.queues).toEqual({ constructor: { target: 0.5 } });
+    expect((await send('GET', SERVICE_LEVEL)).body.queues).toEqual({ constructor: { target: 0.5 } });
+    await send('PUT', SERVICE_LEVEL, { json: DEFAULTS });
+  });
+
   it('needs analytics:settings:edit to change and analytics:conversationAggregate:view to read', async () => {
     const viewer = await createToken(['analytics:conversationAggregate:view']);
     expect((await send('GET', SERVICE_LEVEL, { token: viewer.token })).status).toBe(200);

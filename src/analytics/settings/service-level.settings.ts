@@ -23,8 +23,17 @@ export const serviceLevelSettingsSchema = z.object({
   includeShortAbandons: z.boolean(),
   target,
   queues: z
-    .record(z.string().min(1).max(ANALYTICS_LIMITS.maxStringLength), z.object({ target }))
-    .refine((q) => Object.keys(q).length <= MAX_QUEUE_OVERRIDES, `At most ${MAX_QUEUE_OVERRIDES} queue overrides`)
+    .unknown()
+    // zod drops a "__proto__" key of a record silently (a plain object cannot hold it as an entry): refuse it.
+    .refine((queues) => typeof queues !== 'object' || queues === null || !Object.hasOwn(queues, '__proto__'), {
+      message: '"__proto__" is not a queue id',
+      path: ['__proto__'],
+    })
+    .pipe(
+      z
+        .record(z.string().min(1).max(ANALYTICS_LIMITS.maxStringLength), z.object({ target }))
+        .refine((q) => Object.keys(q).length <= MAX_QUEUE_OVERRIDES, `At most ${MAX_QUEUE_OVERRIDES} queue overrides`),
+    )
     .default({}),
 });
 
