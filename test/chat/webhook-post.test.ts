@@ -160,6 +160,24 @@ describe('the webhook post', () => {
   });
 });
 
+describe('the body as bytes', () => {
+  it('refuses a body that is not UTF-8 (400), where it used to store U+FFFD, and stores nothing', async () => {
+    const { roomId, hook } = await roomWithWebhook();
+    const valid = new TextEncoder().encode('{"message": "caf\u00e9 \ud83c\udf89"}');
+    const broken = new Uint8Array([...new TextEncoder().encode('{"message": "caf'), 0xe9, ...new TextEncoder().encode('"}')]);
+    const refused = await send('POST', webhookPath(hook.id), {
+      token: null,
+      body: broken,
+      headers: { 'Content-Type': 'application/json' },
+    });
+    expectError(refused, 400, 'bad.request');
+    expect(refused.body.message).toContain('UTF-8');
+    const ok = await send('POST', webhookPath(hook.id), { token: null, body: valid, headers: { 'Content-Type': 'application/json' } });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect((await history(roomId)).body.entities.map((m: { markdown: string }) => m.markdown)).toEqual(['café 🎉']);
+  });
+});
+
 describe('idempotent posts', () => {
   it('returns the first answer to a repeated Idempotency-Key and stores nothing new', async () => {
     const { roomId, hook } = await roomWithWebhook();

@@ -36,10 +36,21 @@ interface Stored {
 }
 
 /** What the README's table answers for a body, before the webhook and the gate are consulted. */
+function isUtf8(bytes: Uint8Array): boolean {
+  try {
+    new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function bodyVerdict(body: Body, key: { name: string; value: string } | undefined): Verdict | { ok: Stored } {
   const media = (body.contentType ?? '').split(';')[0]!.trim().toLowerCase();
   if (media !== 'application/json') return { status: 415, codes: ['unsupported.media.type'] };
   if (body.bytes.length > MAX_BODY) return { status: 413, codes: ['payload.too.large'] };
+  // The webhook post refuses bytes that are not UTF-8 (they would be stored as U+FFFD).
+  if (!isUtf8(body.bytes)) return { status: 400, codes: ['bad.request'] };
   const v = parsed(body);
   if (v === NOT_JSON) return { status: 400, codes: ['bad.request'] };
   if (!isPlainObject(v)) return { status: 400, codes: ['invalid.value'] };

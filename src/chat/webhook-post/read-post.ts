@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ApiError } from '../../http/api-error';
-import { assertWellFormed, utf8 } from '../../http/json-body';
+import { assertWellFormed } from '../../http/json-body';
 import { sha256Hex } from '../../http/secrets';
 import { issuesToError, TOO_LARGE_ISSUE } from '../../http/validate';
 import { webhookNotFound } from '../chat-errors';
@@ -62,6 +62,12 @@ const webhookMessageSchema = z.object({
 });
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+/**
+ * Fatal: bytes that are not UTF-8 are refused rather than stored as U+FFFD, as lone surrogates are (a
+ * message is stored as it was acknowledged, or not at all). One decoder: decode() without `stream`
+ * keeps no state between calls.
+ */
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 /** As json-body.ts: JSON with any parameters. */
 const JSON_MEDIA_TYPE = /^application\/json\s*(;.*)?$/i;
 
@@ -78,7 +84,15 @@ export class PostBody {
   }
 
   async asText(): Promise<string> {
-    return (this.text ??= utf8.decode(await this.read()));
+    if (this.text === undefined) {
+      const bytes = await this.read();
+      try {
+        this.text = strictUtf8.decode(bytes);
+      } catch {
+        throw new ApiError(400, 'bad.request', 'The request body is not valid UTF-8.');
+      }
+    }
+    return this.text;
   }
 
   async asJson(): Promise<unknown> {
