@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ingestScenario, queryScenario, type AnalyticsContext } from './scenarios/analytics';
+import { attackScenario, parseLevers } from './scenarios/attacks';
 import { chatScenario, type ChatOptions } from './scenarios/chat';
 import { progress, Results } from './lib/results';
 import { DATA_DIR, FULL_SIM, QUICK_SIM, type SimSpec } from './lib/sim';
@@ -18,7 +19,7 @@ import { ROOT, snapshotWorker } from './lib/wrangler';
 const USAGE = `Usage: npm run bench -- [options]
 
   --quick                 small run, about two minutes: 20,000 conversations over 3 days, short chat phases
-  --only LIST             scenarios to run, comma-separated: query, ingest, chat (default: all).
+  --only LIST             scenarios to run, comma-separated: query, ingest, chat, attacks (default: all).
                           "query" needs ingested data: it ingests first unless --reuse finds it
   --reuse                 reuse an earlier ingest of the same simulation (bench/data/d1-*) instead of ingesting again
   --conversations N       simulated conversations (default 1,000,000; quick 20,000)
@@ -26,6 +27,8 @@ const USAGE = `Usage: npm run bench -- [options]
   --in-flight N           ingest requests in flight (default 4)
   --runs N                timed runs per query after warm-up (default 20)
   --raw-peer N            conversations the plain-insert peer stores (default 200,000; quick 5,000)
+  --levers LIST           attacks scenario: the attacker's levers, comma-separated, of slow, noisy, tails, afters,
+                          queries, fanout (default: all at once; one at a time tells which one costs what)
   --chat-seconds N        seconds of the 16-poster throughput phase (default 20; quick 2)
   --store memory|disk     where local D1 and Durable Object files live (default memory: a tmpfs directory,
                           /dev/shm/switchboard-bench; disk: bench/data). wrangler dev syncs each commit
@@ -50,6 +53,7 @@ function parseOptions() {
       runs: { type: 'string' },
       'raw-peer': { type: 'string' },
       'chat-seconds': { type: 'string' },
+      levers: { type: 'string' },
       out: { type: 'string' },
       store: { type: 'string' },
       'keep-snapshot': { type: 'boolean' },
@@ -80,8 +84,9 @@ async function main(): Promise<number> {
   if (values.store !== undefined && values.store !== 'memory' && values.store !== 'disk')
     throw new Error(`--store must be memory or disk (got "${values.store}")`);
   const store = useStore(values.store === 'disk' ? 'disk' : 'memory');
-  const only = new Set((values.only ?? 'ingest,query,chat').split(',').map((s) => s.trim()));
-  for (const s of only) if (!['ingest', 'query', 'chat'].includes(s)) throw new Error(`unknown scenario "${s}" (query, ingest, chat)`);
+  const only = new Set((values.only ?? 'ingest,query,chat,attacks').split(',').map((s) => s.trim()));
+  for (const s of only)
+    if (!['ingest', 'query', 'chat', 'attacks'].includes(s)) throw new Error(`unknown scenario "${s}" (query, ingest, chat, attacks)`);
   const base = quick ? QUICK_SIM : FULL_SIM;
   const spec: SimSpec = {
     ...base,
@@ -141,6 +146,12 @@ async function main(): Promise<number> {
       detail,
     };
     await attempt('3 webhooks', () => chatScenario(chat));
+  }
+  if (only.has('attacks')) {
+    // Its own server and a small data set: 20,000 conversations over the last 14 days of the window.
+    const attackSpec: SimSpec = { ...spec, conversations: quick ? 5_000 : 20_000, days: 14 };
+    const levers = parseLevers(values.levers);
+    await attempt('4 attacks', () => attackScenario({ results, token, workerConfig, quick, detail, levers }, attackSpec));
   }
   if (only.has('ingest') || only.has('query')) {
     const ctx: AnalyticsContext = {

@@ -8,6 +8,7 @@
  * able not to (see ViewerSpec.deflate).
  */
 import WebSocket from 'ws';
+import { AckCounter } from '../../src/chat/protocol';
 import { nowMs, type ViewerCommand, type ViewerReport, type ViewerSpec } from './protocol';
 
 interface Viewer {
@@ -49,9 +50,14 @@ function open(spec: ViewerSpec): Promise<Viewer> {
     const ws = new WebSocket(spec.url, { headers: { Authorization: `Bearer ${spec.token}` }, perMessageDeflate: spec.deflate === true });
     const viewer: Viewer = { spec, ws, ready: false, seqs: [], times: [], frames: 0, strange: 0 };
     const timer = setTimeout(() => reject(new Error(`viewer ${spec.id} not ready after 30 s`)), 30_000);
+    // Flow control (src/chat/protocol.ts): a viewer that does not ack is closed a budget behind.
+    const acks = new AckCounter();
     ws.on('message', (data) => {
       const t = nowMs();
-      const frame = parseFrame(String(data));
+      const text = String(data);
+      const ack = acks.frame(text, Buffer.isBuffer(data) ? data.length : undefined);
+      if (ack !== undefined) ws.send(ack);
+      const frame = parseFrame(text);
       if (frame.type === 'messages' && Array.isArray(frame.messages) && frame.messages.length > 0) {
         viewer.frames++;
         for (const message of frame.messages) {

@@ -14,6 +14,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
+import { AckCounter } from '../../src/chat/protocol';
 import { api, isUp, postText } from '../lib/http';
 import { ingestRecords, prepareIngestBodies } from '../lib/ingest-client';
 import { CpuMeter } from '../lib/proc';
@@ -106,7 +107,7 @@ async function main(): Promise<void> {
       let hookUrl = '';
       setup = async () => {
         const room = await api<{ id: string }>(dev.url, TOKEN, 'POST', '/api/v1/rooms', { name: 'profile' });
-        const hook = await api<{ id: string }>(dev.url, TOKEN, 'POST', '/api/v1/webhooks', {
+        const hook = await api<{ id: string; url: string }>(dev.url, TOKEN, 'POST', '/api/v1/webhooks', {
           name: 'profile',
           kind: 'generic',
           roomId: room.id,
@@ -114,12 +115,18 @@ async function main(): Promise<void> {
         await api(dev.url, TOKEN, 'PATCH', `/api/v1/webhooks/${hook.id}`, { rateLimit: { burst: 100_000, perSecond: 100_000 } });
         const base = values.direct ? dev.directUrl : dev.url;
         if (!base) throw new Error("--direct: workerd's own port was not found");
-        hookUrl = `${base}/webhooks/api/v1/webhook/${hook.id}`;
+        hookUrl = `${base}${new URL(hook.url).pathname}`;
         for (let i = 0; i < viewerCount; i++) {
           // As the bench's viewers: no permessage-deflate offered (--deflate: offered, as browsers do).
           const ws = new WebSocket(`${base.replace('http', 'ws')}/api/v1/rooms/${room.id}/ws`, {
             headers: { Authorization: `Bearer ${TOKEN}` },
             perMessageDeflate: values.deflate === true,
+          });
+          // Flow control (src/chat/protocol.ts): a viewer that does not ack is closed a budget behind.
+          const acks = new AckCounter();
+          ws.on('message', (data: Buffer) => {
+            const ack = acks.frame(data.toString(), data.length);
+            if (ack !== undefined) ws.send(ack);
           });
           await new Promise<void>((resolve, reject) => {
             ws.once('message', () => resolve());

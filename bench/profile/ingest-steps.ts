@@ -19,9 +19,16 @@ import { ingestBodySchema, type ConversationRecord } from '../../src/analytics/i
 import { encodeObservations } from '../../src/analytics/ingest/observation-codec';
 import { toObservations, type Observation } from '../../src/analytics/ingest/to-observations';
 import { chunkJson, chunkTexts } from '../../src/analytics/ingest/observations.store';
-import { packedUpsertSql, rollupUpsertSql as srcRollupUpsertSql } from '../../src/analytics/ingest/observations-sql';
+import {
+  INSERT_CONVERSATIONS_SQL,
+  insertedRow,
+  packedUpsertSql,
+  rollupUpsertSql as srcRollupUpsertSql,
+  SPAN_CLASSES_SQL,
+  spanClassRows,
+} from '../../src/analytics/ingest/observations-sql';
 import { packedRows, rollupRows } from '../../src/analytics/ingest/rollup-rows';
-import { notStoredYet } from '../../src/analytics/ingest/write-plan';
+import { notStoredYet, type ConversationWrite } from '../../src/analytics/ingest/write-plan';
 import { ROLLUP_DIMENSIONS, ROLLUPS, type Rollup } from '../../src/analytics/rollups';
 import { simulateConversations } from '../../scripts/simulator/index';
 import { FULL_SIM, QUICK_SIM, specKey } from '../lib/sim';
@@ -83,11 +90,8 @@ function main(): void {
                WHERE coalesce(c.version, 0) <> j.value->>1)
            + (SELECT count(*) FROM json_each(?) j LEFT JOIN dim_values d ON d.id = j.value->>0
                WHERE d.dim IS NOT j.value->>1 OR d.value IS NOT j.value->>2)`);
-  const upsertConv = db.prepare(`INSERT INTO conversations (id, first_emit, last_emit, version, data)
-           SELECT value->>0, value->>1, (value->>1) + (value->>2), 1, unhex(value->>3) FROM json_each(?)`);
-  const meta = db.prepare(
-    `INSERT INTO meta (key, value) VALUES ('max_span_ms', ?) ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)`,
-  );
+  const upsertConv = db.prepare(INSERT_CONVERSATIONS_SQL);
+  const meta = db.prepare(SPAN_CLASSES_SQL);
   const dimValues = db.prepare('INSERT OR IGNORE INTO dim_values (dim, value) SELECT value->>0, value->>1 FROM json_each(?)');
   const dimSelect = db.prepare(
     'SELECT id, dim, value FROM dim_values WHERE (dim, value) IN (SELECT value->>0, value->>1 FROM json_each(?))',
@@ -116,7 +120,7 @@ function main(): void {
     const existing = time(t, 'sql: SELECT existing conversations', () => idChunks.flatMap((c) => select.all(c)));
     if (existing.length > 0) throw new Error('expected new conversations');
     const plan = time(t, 'js: plan (dedupe keys, encode rows)', () => {
-      const writes: string[] = [];
+      const writes: ConversationWrite[] = [];
       const fresh: Observation[] = [];
       for (const [id, obs] of byConversation) {
         const added = notStoredYet([], obs);
@@ -126,8 +130,7 @@ function main(): void {
           first = Math.min(first, o.emit);
           last = Math.max(last, o.emit);
         }
-        // As src writes them: by hand, the hex data not scanned for escapes.
-        writes.push(`[${JSON.stringify(id)},${first},${last - first},"${encodeObservations(added, first, id)}"]`);
+        writes.push({ id, firstEmit: first, lastEmit: last, expectedVersion: 0, data: encodeObservations(added, first, id) });
         fresh.push(...added);
       }
       return { writes, fresh };
@@ -159,7 +162,8 @@ function main(): void {
       const rows = ROLLUPS.map((r) => (r.packed ? packedRows(r, plan.fresh, ids.ids) : rollupRows(r, plan.fresh, ids.ids)));
       return {
         dictGuard: chunkJson(ids.guard),
-        conv: chunkTexts(plan.writes),
+        conv: chunkTexts(plan.writes.map(insertedRow)),
+        spanClasses: spanClassRows(plan.writes),
         rollups: rows.map((r) => chunkTexts(r)),
         cells: rows.map((r) => r.length),
       };
@@ -179,7 +183,7 @@ function main(): void {
       // New conversations need no version check (their INSERT fails on the key): only the dictionary's.
       time(t, 'sql: ingest_guard check (dictionary)', () => params.dictGuard.forEach((c) => guard.run('[]', c)));
       time(t, 'sql: INSERT conversations (data hex -> BLOB)', () => params.conv.forEach((c) => upsertConv.run(c)));
-      time(t, 'sql: meta max_span', () => meta.run(0));
+      time(t, 'sql: meta span classes', () => meta.run(params.spanClasses));
       rollupStmts.forEach(({ rollup, stmt }, i) =>
         time(t, `sql: upsert ${rollup.table} (${rollup.resolutions.join('/')} min)`, () => params.rollups[i]!.forEach((c) => stmt.run(c))),
       );

@@ -36,13 +36,13 @@ async function round(config: string, seconds: number, rate: number): Promise<{ p
   });
   try {
     const room = await api<{ id: string }>(dev.url, TOKEN, 'POST', '/api/v1/rooms', { name: 'post-cpu' });
-    const hook = await api<{ id: string }>(dev.url, TOKEN, 'POST', '/api/v1/webhooks', {
+    const hook = await api<{ id: string; url: string }>(dev.url, TOKEN, 'POST', '/api/v1/webhooks', {
       name: 'post-cpu',
       kind: 'generic',
       roomId: room.id,
     });
     await api(dev.url, TOKEN, 'PATCH', `/api/v1/webhooks/${hook.id}`, { rateLimit: { burst: 100_000, perSecond: 100_000 } });
-    const url = `${dev.url}/webhooks/api/v1/webhook/${hook.id}`;
+    const url = `${dev.url}${new URL(hook.url).pathname}`;
     const body = JSON.stringify({ message: '**Build #1 passed** on `main`', metadata: 'ci' });
     // Warm-up: compilation, the isolate's caches and the objects' first loads are not a post's cost.
     for (let i = 0; i < 200; i++) await postText(url, body);

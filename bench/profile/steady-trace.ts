@@ -80,7 +80,7 @@ async function main(): Promise<void> {
   try {
     const base = values.direct ? dev.directUrl : dev.url;
     if (!base) throw new Error("--direct: workerd's own port was not found");
-    const room = floor ? { id: 'trace', webhookId: '' } : (await setUpRooms(dev.url, TOKEN, 1, 'trace'))[0]!;
+    const room = floor ? { id: 'trace', webhookId: '', hookPath: '' } : (await setUpRooms(dev.url, TOKEN, 1, 'trace'))[0]!;
     const postUrl = floor ? floorUrl(base, room.id) : hookUrl(base, room);
     const viewerUrl = floor ? floorWsUrl(base, room.id) : wsUrl(base, room);
     await viewers.command(

@@ -53,7 +53,10 @@ const POSTERS_PER_ROOM = 4;
 
 export interface Room {
   id: string;
+  /** Public: what messages carry. */
   webhookId: string;
+  /** The path of the webhook's URL (its admin view's `url`): what posts. */
+  hookPath: string;
 }
 
 export interface PostOutcome {
@@ -262,19 +265,19 @@ export async function setUpRooms(base: string, token: string, count: number, lab
   const rooms: Room[] = [];
   for (let i = 0; i < count; i++) {
     const room = await api<{ id: string }>(base, token, 'POST', '/api/v1/rooms', { name: `bench ${label} ${i + 1}` });
-    const hook = await api<{ id: string }>(base, token, 'POST', '/api/v1/webhooks', {
+    const hook = await api<{ id: string; url: string }>(base, token, 'POST', '/api/v1/webhooks', {
       name: `bench ${label} ${i + 1}`,
       kind: 'generic',
       roomId: room.id,
     });
     // Raise the rate limit the documented way, by PATCH.
     await api(base, token, 'PATCH', `/api/v1/webhooks/${hook.id}`, { rateLimit: { burst: 100_000, perSecond: 100_000 } });
-    rooms.push({ id: room.id, webhookId: hook.id });
+    rooms.push({ id: room.id, webhookId: hook.id, hookPath: new URL(hook.url).pathname });
   }
   return rooms;
 }
 
-export const hookUrl = (base: string, room: Room) => `${base}/webhooks/api/v1/webhook/${room.webhookId}`;
+export const hookUrl = (base: string, room: Room) => `${base}${room.hookPath}`;
 export const wsUrl = (base: string, room: Room) => `${base.replace(/^http/, 'ws')}/api/v1/rooms/${room.id}/ws`;
 /**
  * Characters the fan-out floor adds to each frame so that it is as long as the frame Switchboard

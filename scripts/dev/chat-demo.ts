@@ -13,7 +13,8 @@ interface Room {
 
 interface Webhook {
   id: string;
-  url: string;
+  /** Null for a webhook that migration 0007 left without a URL (rotate it). */
+  url: string | null;
   name: string;
   kind: string;
   roomId: string;
@@ -53,11 +54,15 @@ export async function createChatDemo(
   } else if (!hook.active) {
     hook = await api<Webhook>(base, adminToken, 'PATCH', `/api/v1/webhooks/${hook.id}`, { active: true });
   }
+  // A local database from before migration 0007: the demo webhook's old URL was retired.
+  if (hook.url === null) hook = await api<Webhook>(base, adminToken, 'POST', `/api/v1/webhooks/${hook.id}/rotate`);
+  const url = hook.url;
+  if (url === null) throw new Error('the rotated demo webhook has no URL');
 
   const example = JSON.stringify({
     message: '**Build #42 passed** on `main` :tada:\n\n- [details](https://example.com/builds/42)\n- took 3 min',
     metadata: 'ci',
   });
-  const curl = `curl -s -X POST ${shellQuote(hook.url)} -H 'Content-Type: application/json' -d ${shellQuote(example)}`;
-  return { roomId: room.id, webhookUrl: hook.url, pageUrl: `${base}/rooms/${room.id}`, curl };
+  const curl = `curl -s -X POST ${shellQuote(url)} -H 'Content-Type: application/json' -d ${shellQuote(example)}`;
+  return { roomId: room.id, webhookUrl: url, pageUrl: `${base}/rooms/${room.id}`, curl };
 }

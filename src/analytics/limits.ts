@@ -18,6 +18,23 @@ export const ANALYTICS_LIMITS = {
   maxLimit: 10_000,
   /** Most groups in one answer; a query that would produce more gets 400 asking to narrow it. */
   maxGroups: 50_000,
+  /**
+   * Most stats entries one query may compute: metric cells (group × bucket × metric, view targets and
+   * the sort metric included), oServiceLevel entries and view entries. Counted as they are created,
+   * so a query is stopped (413) long before its answer exists. About 80 bytes of answer each (bench
+   * query c: 23,509 cells, 1.9 MB) and ~60 bytes of Worker memory: the answer stays near maxAnswerBytes
+   * and a query's memory near 30 MB, so a few at once fit a deployed Worker's 128 MB.
+   */
+  maxAnswerCells: 100_000,
+  /** Largest answer body; the writer stops (413) as soon as it would pass it (long group values make bytes outgrow cells). */
+  maxAnswerBytes: 16 * 1024 * 1024,
+  /**
+   * Most conversations one query may read from the raw rows (queries the rollups cannot answer):
+   * decoding and adding one costs ~20 µs in workerd on the 2-core machine (100,000 in ~2 s, measured by
+   * test/analytics/query-bounds.test.ts), so a raw query stays within a few seconds of CPU, read in pages
+   * of 2,000 rows; beyond it 413 asking to narrow the query.
+   */
+  maxRawConversations: 100_000,
   /** Query body size. */
   queryBodyBytes: 256 * 1024,
   /** Ingest: conversations per request and body size. */

@@ -24,15 +24,40 @@ export const CHAT_LIMITS = {
   historyMax: 500,
   /** `tail=` on the room WebSocket: replay at most this many of the latest messages. */
   replayTailMax: 1_000,
+  /**
+   * Room WebSocket flow control (protocol.ts): UTF-8 bytes sent to a viewer and not yet acknowledged.
+   * Over this when the room has a frame for it: closed with 4008. A viewer so holds at most this
+   * plus one frame (≤ 64 Ki characters, or one larger message) in the runtime's send queue.
+   */
+  viewerBudgetBytes: 256 * 1024,
+  /**
+   * WebSockets one room holds (replaying ones included); one more: 503. 100 × (256 KiB + a frame of
+   * at most 192 KiB) ≈ 44 MiB of queued frames at worst, inside a Durable Object's 128 MB.
+   */
+  viewersPerRoom: 100,
+  /** A replay page: at most this many messages and about this many characters (one larger message goes alone). */
+  replayPageMessages: 200,
+  replayPageChars: 64 * 1024,
+  /** A room WebSocket is closed with 4440 this long after it opened (reconnect with a fresh ticket or token). */
+  socketLifetimeMs: 60 * 60 * 1000,
+  /** WebSocket tickets one token may mint per wsTicketTtlMs (used or not); one more: 429. */
+  wsTicketsPerToken: 30,
 } as const;
 
-/** Token bucket per webhook: `burst` posts at once, refilled at `perSecond`. */
+/**
+ * Token bucket per webhook counting room deliveries, not posts (rate-limit.ts): a post routed to k
+ * rooms costs k tokens, so `burst` room deliveries at once, refilled at `perSecond`. A post costing
+ * more than `burst` is admitted on a full bucket and leaves it in debt.
+ */
 export interface RateLimit {
   burst: number;
   perSecond: number;
 }
 
-/** The documented default, as Mattermost's rate limiter: bursts of 100, 10 posts per second sustained. */
+/**
+ * The documented default, as Mattermost's rate limiter: bursts of 100, 10 per second sustained, in
+ * room deliveries (a single-room webhook: 100 posts, then 10 posts per second).
+ */
 export const DEFAULT_RATE_LIMIT: RateLimit = { burst: 100, perSecond: 10 };
 export const RATE_LIMIT_MAX = { burst: 100_000, perSecond: 100_000 } as const;
 

@@ -5,6 +5,11 @@ import { Lexer, Marked, Tokenizer, type MarkedOptions, type Tokens, type TokensL
  * shown escaped), emits only the tags and attributes listed in `ALLOWED`, and decides every URL on the
  * exact string a browser will see: the attribute is fully escaped, so no character reference can
  * change it after the check. `isAllowedHtml` re-checks the whole output and we fail closed.
+ *
+ * Images are shown as links, never as <img>: an image would make every viewer's browser fetch a URL
+ * the sender chose (a tracking pixel: who read the room, when, from where). `![alt](https://x/y.png)`
+ * becomes a link to the image whose text is the alt text (the URL when there is none); the room
+ * page's CSP allows images from its own origin only.
  */
 
 const LINK_REL = 'noopener noreferrer nofollow';
@@ -196,6 +201,9 @@ function lexWithBoundedRules<P = string, R = string>(src: string, options?: Mark
 
 const markdownRenderer = new Marked({ gfm: true, breaks: true, pedantic: false, silent: false });
 
+/** How many links the renderer is inside (rendering is synchronous): an image there is only text. */
+let insideLink = 0;
+
 markdownRenderer.use({
   hooks: {
     // Only parse() (block mode) is ever called on this instance.
@@ -246,17 +254,27 @@ markdownRenderer.use({
     link(token: Tokens.Link): string {
       const href = safeUrl(token.href, LINK_SCHEME, token.autolink === true);
       if (href === null) return linesToBreaks(escapeHtml(token.raw));
-      const body = token.autolink ? escapeHtml(token.text) : this.parser.parseInline(token.tokens);
+      let body: string;
+      insideLink++;
+      try {
+        body = token.autolink ? escapeHtml(token.text) : this.parser.parseInline(token.tokens);
+      } finally {
+        insideLink--;
+      }
       const title = token.title ? ` title="${escapeHtml(decodeCharacterReferences(token.title))}"` : '';
       return `<a href="${escapeHtml(href)}"${title} rel="${LINK_REL}" target="_blank">${body}</a>`;
     },
 
+    /** A link to the image, never an <img> (see the top of this file). */
     image(token: Tokens.Image): string {
       const alt = escapeHtml(decodeCharacterReferences(this.parser.parseInline(token.tokens, this.parser.textRenderer)));
-      const src = safeUrl(token.href, IMAGE_SCHEME, false);
-      if (src === null) return alt;
+      const href = safeUrl(token.href, IMAGE_SCHEME, false);
+      if (href === null) return alt;
+      const text = alt || escapeHtml(href);
+      // A badge inside a link (`[![build](badge.svg)](ci)`): its text joins the outer link's.
+      if (insideLink > 0) return text;
       const title = token.title ? ` title="${escapeHtml(decodeCharacterReferences(token.title))}"` : '';
-      return `<img src="${escapeHtml(src)}" alt="${alt}"${title}>`;
+      return `<a href="${escapeHtml(href)}"${title} rel="${LINK_REL}" target="_blank">${text}</a>`;
     },
   },
 });
@@ -264,7 +282,6 @@ markdownRenderer.use({
 /** Tags the renderer emits, each with the attributes it may carry and a check of their values. */
 type AttributeCheck = (value: string) => boolean;
 const isHttpOrMailto: AttributeCheck = (v) => /^(?:https?|mailto):[^\u0000-\u0020\u007f]*$/.test(v);
-const isHttp: AttributeCheck = (v) => /^https?:[^\u0000-\u0020\u007f]*$/.test(v);
 const anyText: AttributeCheck = () => true;
 const align: AttributeCheck = (v) => v === 'left' || v === 'center' || v === 'right';
 const NO_ATTRIBUTES: Readonly<Record<string, AttributeCheck>> = {};
@@ -297,7 +314,6 @@ const ALLOWED: ReadonlyMap<string, Readonly<Record<string, AttributeCheck>>> = n
   ['th', { align }],
   ['td', { align }],
   ['a', { href: isHttpOrMailto, title: anyText, rel: (v: string) => v === LINK_REL, target: (v: string) => v === '_blank' }],
-  ['img', { src: isHttp, alt: anyText, title: anyText }],
 ]);
 
 const TAG = /<(\/?)([a-z][a-z0-9]*)((?: [a-z]+="[^"<>]*")*)>/y;

@@ -1,6 +1,6 @@
 /**
- * The room WebSocket's wire protocol, the one definition used by the Worker (routes), the
- * RoomObject (sender) and the room page's client (src/chat/page/client, bundled for the browser:
+ * The room WebSocket's wire protocol (version 3), the one definition used by the Worker (routes),
+ * the RoomObject (sender) and the room page's client (src/chat/page/client, bundled for the browser:
  * nothing here may depend on Worker or Node APIs).
  *
  * Server → client, one JSON object per text frame:
@@ -9,10 +9,21 @@
  * Messages committed close together share one frame (at 100 viewers, one frame per message per
  * viewer is more frames than the runtime, a proxy or a browser can carry); seq stays contiguous
  * across frames, so a client just appends each frame's messages in order.
- * Client → server: only the heartbeat `{"type":"ping"}`, answered `{"type":"pong"}` by the runtime
- * (auto-response), so idle viewers never wake a hibernating room.
+ *
+ * Client → server:
+ *   {"type":"ping"}              heartbeat, answered `{"type":"pong"}` by the runtime (auto-response),
+ *                                so idle viewers never wake a hibernating room
+ *   {"type":"ack","bytes":N}     N = the UTF-8 bytes of every text frame received on this socket so
+ *                                far, pongs excepted (cumulative). Sent once at least `ackEveryBytes`
+ *                                arrived since the last ack (AckCounter does it), not per frame.
+ * Flow control: the runtime's server-side WebSocket shows no send queue, so the room counts the bytes
+ * it sent each viewer and not yet acknowledged. The replay is sent in pages, the next one only while
+ * that amount is under half the budget; a live viewer over its budget (CHAT_LIMITS.viewerBudgetBytes)
+ * when the room has a frame for it is closed with `close.tooSlow`. Acks are trusted: they bound a
+ * slow or stalled client, not one written to lie.
+ *
+ * Close codes (PROTOCOL.close): what the client should do next is in each one's comment.
  */
-
 export interface ChatMessage {
   id: string;
   roomId: string;
@@ -34,20 +45,91 @@ export const PROTOCOL = {
   ping: '{"type":"ping"}',
   pong: '{"type":"pong"}',
   heartbeatMs: 30_000,
+  /**
+   * A client acks once this many bytes arrived since its last ack. Well under half the room's
+   * budget, so a client that reads keeps the replay moving and never nears the budget.
+   */
+  ackEveryBytes: 32 * 1024,
   close: {
+    /** The client fell behind: more than its budget sent and not acknowledged. Reconnect with `after=<last seq you have>`. */
+    tooSlow: 4008,
+    /** The token that opened the socket was revoked: do not reconnect with it. */
+    revoked: 4401,
     /** The room was deleted; do not reconnect. */
     roomDeleted: 4404,
+    /** The socket reached its maximum lifetime: reconnect with a fresh ticket (or token) and `after=<last seq you have>`. */
+    expired: 4440,
     /** The replay could not be read; reconnect later with the same `after`. */
     replayFailed: 4503,
   },
 } as const;
 
+export type ClientFrame = { type: 'ack'; bytes: number };
+
+export function encodeAck(bytes: number): string {
+  return `{"type":"ack","bytes":${bytes}}`;
+}
+
+/** Parses a client frame (an ack); anything else, the ping included, gives `undefined`. Cheap: acks are short. */
+export function decodeClientFrame(data: string | ArrayBuffer): ClientFrame | undefined {
+  if (typeof data !== 'string' || data.length > 64) return undefined;
+  const frame = parseObject(data);
+  if (frame === undefined) return undefined;
+  if (frame.type === 'ack' && Number.isSafeInteger(frame.bytes) && (frame.bytes as number) >= 0) {
+    return { type: 'ack', bytes: frame.bytes as number };
+  }
+  return undefined;
+}
+
+/** The UTF-8 length of `text` (what the runtime queues for it), without encoding it. */
+export function utf8Length(text: string): number {
+  let n = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) n += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 2; // a surrogate pair: 2 units, 4 bytes
+      i++;
+    } else n += 2; // 3 bytes (a lone surrogate is sent as U+FFFD, also 3)
+  }
+  return n;
+}
+
+/**
+ * The client's side of flow control: feed it every text frame received (or its byte length); it
+ * answers the ack to send, when one is due.
+ */
+export class AckCounter {
+  private received = 0;
+  private lastAck = 0;
+
+  /**
+   * Counts one received text frame (`bytes`: its UTF-8 length, when the caller has it already);
+   * returns the ack frame to send now, if one is due.
+   */
+  frame(text: string, bytes?: number): string | undefined {
+    if (text === PROTOCOL.pong) return undefined;
+    this.received += bytes ?? utf8Length(text);
+    if (this.received - this.lastAck < PROTOCOL.ackEveryBytes) return undefined;
+    this.lastAck = this.received;
+    return encodeAck(this.received);
+  }
+
+  get bytes(): number {
+    return this.received;
+  }
+}
+
 export function encodeFrame(frame: ServerFrame): string {
   return JSON.stringify(frame);
 }
 
-/** Keeps frames well under the runtime's and browsers' message limits (1 MiB); counted in UTF-16 units. */
-export const FRAME_BUDGET_CHARS = 256 * 1024;
+/**
+ * Keeps frames well under the runtime's and browsers' message limits (1 MiB), and small beside a
+ * viewer's send budget (a viewer may hold its budget plus one frame); counted in UTF-16 units.
+ */
+export const FRAME_BUDGET_CHARS = 64 * 1024;
 /** Envelope, ids and field names of one message, roughly. */
 const MESSAGE_OVERHEAD_CHARS = 300;
 
@@ -92,14 +174,8 @@ export function isChatMessage(value: unknown): value is ChatMessage {
 
 /** Parses a server frame; anything that is not a well-formed frame gives `undefined`. */
 export function decodeServerFrame(data: string): ServerFrame | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(data);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null) return undefined;
-  const frame = value as Record<string, unknown>;
+  const frame = parseObject(data);
+  if (frame === undefined) return undefined;
   if (
     frame.type === PROTOCOL.frames.messages &&
     Array.isArray(frame.messages) &&
@@ -111,4 +187,15 @@ export function decodeServerFrame(data: string): ServerFrame | undefined {
   if (frame.type === PROTOCOL.frames.ready && Number.isSafeInteger(frame.lastSeq))
     return { type: 'ready', lastSeq: frame.lastSeq as number };
   return undefined;
+}
+
+/** A JSON object's fields, or undefined for anything else (invalid JSON included). */
+function parseObject(data: string): Record<string, unknown> | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
 }

@@ -12,7 +12,7 @@ import { CHAT_LIMITS } from './limits';
 import { uuidParam } from './params';
 import { PROTOCOL, type ChatMessage } from './protocol';
 import { getRoom } from './rooms.store';
-import { issueTicket, redeemTicket } from './tickets.store';
+import { issueTicket, recordViewerSession, redeemTicket, tokenActive } from './tickets.store';
 
 const seqParam = z
   .string()
@@ -58,7 +58,10 @@ function toChatMessage(row: typeof messages.$inferSelect): ChatMessage {
 }
 
 export const viewersRoutes = new Hono<AppEnv>()
-  /** A 60-second, single-use ticket for one room's WebSocket, for browsers (no headers on WebSockets). */
+  /**
+   * A 60-second, single-use ticket for one room's WebSocket, for browsers (no headers on WebSockets);
+   * at most CHAT_LIMITS.wsTicketsPerToken per token per 60 s (429).
+   */
   .post('/api/v1/rooms/:id/ws-ticket', reader, roomId, async (c) => {
     const room = await getRoom(c.var.db, c.req.param('id'));
     if (!room) throw roomNotFound();
@@ -75,28 +78,53 @@ export const viewersRoutes = new Hono<AppEnv>()
     const query = c.req.valid('query');
     const ticket = query[PROTOCOL.query.ticket];
     const header = c.req.header('Authorization');
+    let tokenId: string;
     if (header !== undefined || ticket === undefined) {
-      assertPermission(await authenticate(c, header), 'chat:read');
-    } else if (!(await redeemTicket(c.var.db, ticket, id))) {
-      throw new ApiError(401, 'bad.credentials', 'The ticket is unknown, expired, already used or for another room.');
+      const principal = await authenticate(c, header);
+      assertPermission(principal, 'chat:read');
+      tokenId = principal.tokenId;
+    } else {
+      const owner = await redeemTicket(c.var.db, ticket, id);
+      if (owner === null)
+        throw new ApiError(401, 'bad.credentials', 'The ticket is unknown, expired, already used, for another room or of a revoked token.');
+      tokenId = owner;
     }
     if (!(await getRoom(c.var.db, id))) throw roomNotFound();
+    // Recorded before the socket opens, so a revocation from now on finds this room (and closes the
+    // socket there); one that came before is seen by the check after the upgrade.
+    await recordViewerSession(c.var.db, tokenId, id);
 
     const target = new URL('https://room.internal/ws');
     target.searchParams.set('room', id);
+    target.searchParams.set('token', tokenId);
     const after = query[PROTOCOL.query.after];
     const tail = query[PROTOCOL.query.tail];
     if (after !== undefined) target.searchParams.set(PROTOCOL.query.after, String(after));
     else if (tail !== undefined) target.searchParams.set(PROTOCOL.query.tail, String(tail));
+    const room = roomStub(c.env, id);
     let res: Response;
     try {
-      res = await roomStub(c.env, id).fetch(new Request(target, { headers: { Upgrade: 'websocket' } }));
+      res = await room.fetch(new Request(target, { headers: { Upgrade: 'websocket' } }));
     } catch (err) {
       console.error('room upgrade failed', err);
       throw storeUnavailable('The room cannot take viewers right now. Retry later.');
     }
     if (res.status === 410) throw roomNotFound();
+    if (res.status === 429) {
+      throw new ApiError(
+        503,
+        'service.unavailable',
+        `This room has its maximum of ${CHAT_LIMITS.viewersPerRoom} viewers. Retry later.`,
+        [],
+        { 'Retry-After': '30' },
+      );
+    }
     if (res.status !== 101) throw storeUnavailable('The room cannot take viewers right now. Retry later.');
+    // A revocation between the authentication and the upgrade may have found no socket to close.
+    if (!(await tokenActive(c.var.db, tokenId))) {
+      await room.closeToken(tokenId).catch(() => undefined);
+      throw new ApiError(401, 'bad.credentials', 'Invalid login credentials.');
+    }
     // No permessage-deflate towards the viewer (an empty header says so to the runtime): each socket
     // has its own deflate context, so every frame would be compressed once per viewer, on the
     // room's thread. Frames are small HTML snippets; at 100 viewers deflate was 40 % of

@@ -2,15 +2,7 @@ import { DurableObject } from 'cloudflare:workers';
 import { createDb } from '../db/client';
 import { CHAT_LIMITS, type RateLimit } from './limits';
 import { takeToken, type Bucket } from './rate-limit';
-import {
-  deleteWebhook,
-  findWebhookByUrlId,
-  getWebhook,
-  rotateWebhook,
-  updateWebhook,
-  type WebhookPatch,
-  type WebhookRow,
-} from './webhooks.store';
+import { deleteWebhook, getWebhook, rotateWebhook, updateWebhook, type WebhookPatch, type WebhookRow } from './webhooks.store';
 
 export type Admission =
   /** `attempt` (keyed posts only) seeds the message ids: the same for a retry of an uncertain attempt. */
@@ -29,6 +21,8 @@ export interface AdmitRequest {
    */
   webhook?: { id: string; version: string };
   rateLimit: RateLimit;
+  /** What the post takes from the rate limit: the number of rooms it is routed to (at least 1). */
+  cost: number;
   /** `fingerprint` identifies the content, so a key reused for another message is told apart. */
   idempotency?: { key: string; fingerprint: string };
 }
@@ -41,9 +35,10 @@ export type Outcome = 'commit' | 'abort';
 const DECISION_TTL_MS = 24 * 60 * 60 * 1000;
 
 /**
- * One per webhook (named by the webhook id), so everything here is serialised per webhook and
- * shared by every isolate:
- * - the rate limit, a token bucket in memory (an evicted gate forgets it and starts full again);
+ * One per webhook (named by the webhook's public id, which rotation keeps), so everything here is
+ * serialised per webhook and shared by every isolate:
+ * - the rate limit, a token bucket in memory counting room deliveries (an evicted gate forgets it and
+ *   starts full again);
  * - Idempotency-Key / X-GitHub-Delivery: a key is claimed before the post runs (a concurrent repeat
  *   is told "in progress"), then holds the first successful answer for 24 hours. A post that failed
  *   having stored nothing frees the key. A post that failed not knowing whether the room stored it
@@ -60,7 +55,7 @@ export class WebhookGate extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   private bucket: Bucket | undefined;
   private alarmAt: number | null = null;
-  /** undefined: not loaded; null: no such webhook (deleted or rotated away; an id never comes back). */
+  /** undefined: not loaded; null: no such webhook (deleted; an id never comes back). */
   private hook: WebhookRow | null | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -97,7 +92,7 @@ export class WebhookGate extends DurableObject<Env> {
       if (row?.state === 'pending' && row.expires_at > now) return { kind: 'in-progress' };
       attempt = row?.attempt ?? crypto.randomUUID();
     }
-    const take = takeToken(this.bucket, request.rateLimit, now);
+    const take = takeToken(this.bucket, request.rateLimit, now, request.cost);
     this.bucket = take.bucket;
     if (!take.ok) return { kind: 'limited', retryAfterSeconds: take.retryAfterSeconds };
     let claim: number | undefined;
@@ -167,7 +162,7 @@ export class WebhookGate extends DurableObject<Env> {
     const loaded = await this.ctx.blockConcurrencyWhile(async () => {
       try {
         // Another call may have loaded it (or changed it) while this one waited.
-        if (this.hook === undefined) this.hook = (await findWebhookByUrlId(createDb(this.env.DB), id)) ?? null;
+        if (this.hook === undefined) this.hook = (await getWebhook(createDb(this.env.DB), id)) ?? null;
         return { ok: true as const, hook: this.hook };
       } catch (err) {
         return { ok: false as const, err };
@@ -200,19 +195,22 @@ export class WebhookGate extends DurableObject<Env> {
         this.hook = null;
         return undefined;
       }
-      // Strictly later than the version it replaces, even within one millisecond.
-      const updatedAt = new Date(Math.max(Date.now(), Date.parse(before.updatedAt) + 1)).toISOString();
-      const row = await updateWebhook(db, before, patch, updatedAt);
+      const row = await updateWebhook(db, before, patch, nextVersion(before));
       this.hook = row ?? null;
       return row;
     });
   }
 
-  /** New id: this gate's webhook is gone (the new id has its own gate, which loads the row). */
+  /**
+   * New posting secret, same id (and gate): a new version, so a copy made before it, which knew the
+   * old secret, is stale from now on (the post path checks a copy's secret against the URL's).
+   */
   rotate(id: string): Promise<WebhookRow | undefined> {
     return this.change(async () => {
-      const row = await rotateWebhook(createDb(this.env.DB), id);
-      this.hook = null;
+      const db = createDb(this.env.DB);
+      const before = await getWebhook(db, id);
+      const row = before && (await rotateWebhook(db, id, nextVersion(before)));
+      this.hook = row ?? null;
       return row;
     });
   }
@@ -250,4 +248,9 @@ export class WebhookGate extends DurableObject<Env> {
       .one().at;
     if (next !== null) this.ensureAlarm(next);
   }
+}
+
+/** Strictly later than the version it replaces, even within one millisecond. */
+function nextVersion(before: WebhookRow): string {
+  return new Date(Math.max(Date.now(), Date.parse(before.updatedAt) + 1)).toISOString();
 }

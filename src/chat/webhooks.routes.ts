@@ -135,7 +135,10 @@ export const webhooksRoutes = new Hono<AppEnv>()
     if (!(await gateStub(c.env, id).remove(id))) throw notFound();
     return c.body(null, 204);
   })
-  /** New id (and URL); the old URL answers 404 from this moment. Messages keep the id they were posted with. */
+  /**
+   * New posting secret, hence a new URL; the old URL answers 404 from this moment. The id (public, in
+   * every message) stays. Also how a webhook that migration 0007 left without a URL gets one.
+   */
   .post('/api/v1/webhooks/:id/rotate', admin, webhookId, async (c) => {
     const id = c.req.param('id');
     const row = await gateStub(c.env, id).rotate(id);

@@ -8,9 +8,15 @@ import { DEFAULT_RATE_LIMIT, WEBHOOK_PATH, type RateLimit, type WebhookKind } fr
 export type WebhookRow = typeof webhooks.$inferSelect;
 
 export interface WebhookView {
+  /** Public: every message the webhook posts carries it (`webhookId`); it does not post. */
   id: string;
-  /** The full URL to post to; the id in it is the only credential a sender needs. */
-  url: string;
+  /**
+   * The full URL to post to; its last segment, the posting secret, is the only credential a sender
+   * needs and appears nowhere but here. Null for a webhook that migration 0007 left without one.
+   */
+  url: string | null;
+  /** Only when `url` is null: POST /api/v1/webhooks/{id}/rotate gives the webhook a URL. */
+  needsRotation?: true;
   name: string;
   kind: WebhookKind;
   roomId: string;
@@ -42,7 +48,8 @@ export type WebhookPatch = Partial<Omit<WebhookInput, 'rateLimit'>> & { rateLimi
 export function webhookView(row: WebhookRow, origin: string): WebhookView {
   return {
     id: row.id,
-    url: origin + WEBHOOK_PATH + row.id,
+    url: row.postSecret === null ? null : origin + WEBHOOK_PATH + row.postSecret,
+    ...(row.postSecret === null ? { needsRotation: true as const } : {}),
     name: row.name,
     kind: row.kind as WebhookKind,
     roomId: row.roomId,
@@ -55,12 +62,20 @@ export function webhookView(row: WebhookRow, origin: string): WebhookView {
   };
 }
 
+/**
+ * A fresh posting secret and its SHA-256. A UUIDv4 (122 random bits), the URL's shape since the
+ * first release; unrelated to the public id.
+ */
+async function newPostSecret(): Promise<{ postSecret: string; postSecretHash: string }> {
+  const postSecret = crypto.randomUUID();
+  return { postSecret, postSecretHash: await sha256Hex(postSecret) };
+}
+
 export async function createWebhook(db: Db, input: WebhookInput): Promise<WebhookRow> {
-  const id = crypto.randomUUID();
   const now = new Date().toISOString();
   const row: WebhookRow = {
-    id,
-    idHash: await sha256Hex(id),
+    id: crypto.randomUUID(),
+    ...(await newPostSecret()),
     name: input.name,
     kind: input.kind,
     roomId: input.roomId,
@@ -84,13 +99,16 @@ export async function getWebhook(db: Db, id: string): Promise<WebhookRow | undef
   return db.select().from(webhooks).where(eq(webhooks.id, id)).get();
 }
 
-/** The post path's lookup: by the id's SHA-256, so index timing tells nothing about the id. */
-export async function findWebhookByUrlId(db: Db, urlId: string): Promise<WebhookRow | undefined> {
-  return db
-    .select()
-    .from(webhooks)
-    .where(eq(webhooks.idHash, await sha256Hex(urlId)))
-    .get();
+/**
+ * The post path's lookup: by the SHA-256 of the URL's posting secret (`postSecretHash(secret)`), so
+ * index timing tells nothing about the secret.
+ */
+export async function findWebhookByPostSecretHash(db: Db, hash: string): Promise<WebhookRow | undefined> {
+  return db.select().from(webhooks).where(eq(webhooks.postSecretHash, hash)).get();
+}
+
+export function postSecretHash(secret: string): Promise<string> {
+  return sha256Hex(secret);
 }
 
 /** Made by the webhook's gate (webhook-gate.ts), which keeps its copy of the row and picks `updatedAt`. */
@@ -114,12 +132,15 @@ export async function updateWebhook(
     .get();
 }
 
-/** Gives the webhook a fresh id; the old URL stops matching with this one UPDATE. Made by the webhook's gate. */
-export async function rotateWebhook(db: Db, id: string): Promise<WebhookRow | undefined> {
-  const next = crypto.randomUUID();
+/**
+ * Gives the webhook a fresh posting secret, keeping its id; the old URL stops matching with this one
+ * UPDATE. Made by the webhook's gate, which picks `updatedAt` (a new version: copies of the row made
+ * before it are stale).
+ */
+export async function rotateWebhook(db: Db, id: string, updatedAt: string): Promise<WebhookRow | undefined> {
   return db
     .update(webhooks)
-    .set({ id: next, idHash: await sha256Hex(next), updatedAt: new Date().toISOString() })
+    .set({ ...(await newPostSecret()), updatedAt })
     .where(eq(webhooks.id, id))
     .returning()
     .get();

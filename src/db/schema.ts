@@ -42,8 +42,14 @@ export const conversations = sqliteTable(
     /** Bumped on every write; ingest uses it to detect a concurrent writer (optimistic lock). */
     version: integer('version').notNull(),
     data: text('data').notNull(),
+    /**
+     * Bit length of last_emit − first_emit (analytics/span-class.ts): raw reads scan each class from
+     * its own longest span before the interval, so one far-flung conversation widens only its class.
+     * Filled by hand-written migration 0006 for earlier rows.
+     */
+    spanClass: integer('span_class').notNull().default(0),
   },
-  (t) => [index('conversations_first_emit').on(t.firstEmit)],
+  (t) => [index('conversations_span_first_emit').on(t.spanClass, t.firstEmit)],
 );
 
 /** Dictionary of dimension values used by the rollups: (dimension, value) -> small integer. */
@@ -121,7 +127,7 @@ export const ingestGuard = sqliteTable('ingest_guard', { conflicts: integer('con
   check('ingest_guard_no_conflicts', sql`${t.conflicts} = 0`),
 ]);
 
-/** Small integer facts about the data, e.g. the longest conversation span seen (bounds raw scans). */
+/** Small integer facts about the data, e.g. `span_class:<c>`: the longest span seen in span class c (bounds raw scans). */
 export const meta = sqliteTable('meta', {
   key: text('key').primaryKey(),
   value: integer('value').notNull(),
@@ -152,14 +158,18 @@ export interface WebhookMapping {
 }
 
 /**
- * The webhook's id is its URL secret: posts find the row by `id_hash` (SHA-256 of the id), so
- * lookup timing says nothing about the id itself. Rotation replaces both columns at once.
+ * `id` is public: messages, history and WebSocket frames carry it, and the webhook's gate is named by
+ * it. The URL carries a separate posting secret (`post_secret`), which only the admin API shows: posts
+ * find the row by `post_secret_hash` (its SHA-256), so lookup timing says nothing about the secret.
+ * Rotation replaces both secret columns at once and keeps `id`. Both are null for a webhook that
+ * migration 0007 left without a URL until it is rotated.
  */
 export const webhooks = sqliteTable(
   'webhooks',
   {
     id: text('id').primaryKey(),
-    idHash: text('id_hash').notNull(),
+    postSecret: text('post_secret'),
+    postSecretHash: text('post_secret_hash'),
     name: text('name').notNull(),
     kind: text('kind').notNull(),
     roomId: text('room_id').notNull(),
@@ -176,7 +186,7 @@ export const webhooks = sqliteTable(
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
   },
-  (t) => [uniqueIndex('webhooks_id_hash').on(t.idHash), index('webhooks_room_id').on(t.roomId)],
+  (t) => [uniqueIndex('webhooks_post_secret_hash').on(t.postSecretHash), index('webhooks_room_id').on(t.roomId)],
 );
 
 /** Written only by a room's Durable Object flush (INSERT .. ON CONFLICT DO NOTHING, so retries are harmless). */
@@ -195,7 +205,10 @@ export const messages = sqliteTable(
   (t) => [uniqueIndex('messages_room_seq').on(t.roomId, t.seq)],
 );
 
-/** Single-use, single-room WebSocket tickets; only the SHA-256 is kept. */
+/**
+ * Single-use, single-room WebSocket tickets; only the SHA-256 is kept. A used ticket stays (with
+ * `used_at`) until it expires, so a token's tickets per minute can be counted (migration 0008).
+ */
 export const wsTickets = sqliteTable(
   'ws_tickets',
   {
@@ -203,6 +216,21 @@ export const wsTickets = sqliteTable(
     roomId: text('room_id').notNull(),
     tokenId: text('token_id').notNull(),
     expiresAt: integer('expires_at').notNull(),
+    usedAt: integer('used_at'),
   },
-  (t) => [index('ws_tickets_expires_at').on(t.expiresAt)],
+  (t) => [index('ws_tickets_expires_at').on(t.expiresAt), index('ws_tickets_token_expires_at').on(t.tokenId, t.expiresAt)],
+);
+
+/**
+ * The rooms where a token opened a WebSocket within the socket lifetime: revoking the token tells
+ * these rooms to close its sockets. One row per (token, room), refreshed on every upgrade.
+ */
+export const viewerSessions = sqliteTable(
+  'viewer_sessions',
+  {
+    tokenId: text('token_id').notNull(),
+    roomId: text('room_id').notNull(),
+    openedAt: integer('opened_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tokenId, t.roomId] }), index('viewer_sessions_opened_at').on(t.openedAt)],
 );

@@ -104,8 +104,22 @@ function illFormed(node: JsonNode): ApiError {
 /**
  * The request body as bytes, refused (413) past `maxBytes` by Content-Length or while streaming.
  * Shared by every route that reads a body itself (this middleware, the webhook post route).
+ *
+ * A body that stops before its end (the client went away mid-upload, or sent fewer bytes than it
+ * declared) is the client's doing, not a bug: 400 `bad.request`, logged as a client event rather than
+ * as an unhandled error, and nothing is stored since nothing was read.
  */
 export async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
+  try {
+    return await readWithin(request, maxBytes);
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    console.info('client event: the request body was cut off', err instanceof Error ? err.message : String(err));
+    throw new ApiError(400, 'bad.request', 'The request body was cut off before its end.');
+  }
+}
+
+async function readWithin(request: Request, maxBytes: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get('Content-Length') ?? NaN);
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
   if (!request.body) return new Uint8Array();

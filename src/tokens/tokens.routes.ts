@@ -6,6 +6,7 @@ import type { AppEnv } from '../http/context';
 import { jsonBody } from '../http/json-body';
 import { validJson } from '../http/validate';
 import { PERMISSIONS } from '../http/permissions';
+import { revokeViewerAccess } from '../chat/tickets.store';
 import { createToken, listTokens, revokeToken } from './tokens.store';
 
 export const TOKEN_LIMITS = { nameLength: 100, bodyBytes: 16 * 1024 } as const;
@@ -36,7 +37,13 @@ export const tokensRoutes = new Hono<AppEnv>()
   .get('/api/v1/tokens', requirePermission('tokens:manage'), async (c) => {
     return c.json({ entities: await listTokens(c.var.db) });
   })
+  /**
+   * Revokes the token: it authenticates nothing from now on, its unused WebSocket tickets are void,
+   * and its open WebSockets are closed (4401). A repeat does it all again (e.g. after a 503).
+   */
   .delete('/api/v1/tokens/:id', requirePermission('tokens:manage'), async (c) => {
-    if (!(await revokeToken(c.var.db, c.req.param('id')))) throw ApiError.notFound('No token has this id.');
+    const id = c.req.param('id');
+    if (!(await revokeToken(c.var.db, id))) throw ApiError.notFound('No token has this id.');
+    await revokeViewerAccess(c.env, c.var.db, id);
     return c.body(null, 204);
   });

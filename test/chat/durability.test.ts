@@ -3,7 +3,20 @@ import { describe, expect, it } from 'vitest';
 import { uuidFromName } from '../../src/chat/webhook-post/deliver';
 import type { RoomObject } from '../../src/chat/room/room-object';
 import { createToken, expectError, send } from '../helpers';
-import { createRoom, createWebhook, history, post, postOk, range, roomWithWebhook, unique, Viewer, waitUntil } from './helpers';
+import {
+  createRoom,
+  createWebhook,
+  history,
+  post,
+  postOk,
+  range,
+  roomWithWebhook,
+  unique,
+  Viewer,
+  waitUntil,
+  type PostTarget,
+  type WebhookBody,
+} from './helpers';
 
 function roomStub(roomId: string): DurableObjectStub<RoomObject> {
   return env.ROOMS.get(env.ROOMS.idFromName(roomId));
@@ -25,9 +38,9 @@ async function evict(roomId: string): Promise<void> {
  * A room with messages m1..m`total`, all flushed to D1, whose local log keeps only those after
  * `keptAfter`: what its window leaves a long-lived room with.
  */
-async function roomWithTrimmedLog(total: number, keptAfter: number): Promise<{ roomId: string; hook: { id: string } }> {
+async function roomWithTrimmedLog(total: number, keptAfter: number): Promise<{ roomId: string; hook: WebhookBody }> {
   const { roomId, hook } = await roomWithWebhook();
-  for (const i of range(1, total)) await postOk(hook.id, `m${i}`);
+  for (const i of range(1, total)) await postOk(hook, `m${i}`);
   expect((await history(roomId)).status).toBe(200); // flushes everything to D1
   await runInDurableObject(roomStub(roomId), (_, state) => {
     state.storage.sql.exec('DELETE FROM log WHERE seq <= ?', keptAfter);
@@ -36,10 +49,10 @@ async function roomWithTrimmedLog(total: number, keptAfter: number): Promise<{ r
 }
 
 /** Posts with an Idempotency-Key, retrying 503s with the same key, as a careful sender would. */
-async function postUntilStored(hookId: string, message: string): Promise<{ seq: number; messageId: string }> {
+async function postUntilStored(hook: PostTarget, message: string): Promise<{ seq: number; messageId: string }> {
   const key = unique('k');
   for (let attempt = 0; attempt < 50; attempt++) {
-    const res = await post(hookId, { message }, { 'Idempotency-Key': key });
+    const res = await post(hook, { message }, { 'Idempotency-Key': key });
     if (res.status === 200) return res.body.deliveries[0];
     expect([503, 409]).toContain(res.status);
     await new Promise((r) => setTimeout(r, 20));
@@ -52,7 +65,7 @@ describe('eviction of a room object', () => {
     const { roomId, hook } = await roomWithWebhook();
     const viewer = await Viewer.open(roomId, { query: '?after=0' });
     await viewer.ready();
-    for (const i of range(1, 10)) await postOk(hook.id, `m${i}`);
+    for (const i of range(1, 10)) await postOk(hook, `m${i}`);
     await viewer.untilSeq(10);
 
     // Three senders, ten posts each; the room object is reset while they are at it.
@@ -62,7 +75,7 @@ describe('eviction of a room object', () => {
     const sender = async (from: number) => {
       const out = [];
       for (const i of range(from, from + 9)) {
-        out.push(await postUntilStored(hook.id, `m${i}`));
+        out.push(await postUntilStored(hook, `m${i}`));
         if (++acknowledged === 8) evicted = evict(roomId).then(() => void (acknowledgedAtEviction = acknowledged));
       }
       return out;
@@ -71,7 +84,7 @@ describe('eviction of a room object', () => {
     await evicted;
     await waitUntil(() => viewer.closed !== undefined, 'the viewer to be disconnected');
     expect(acknowledgedAtEviction).toBeLessThan(30); // posts went on after the reset
-    for (const i of range(41, 50)) await postOk(hook.id, `m${i}`);
+    for (const i of range(41, 50)) await postOk(hook, `m${i}`);
 
     expect(later.map((d) => d.seq).sort((a, b) => a - b)).toEqual(range(11, 40));
     const seen = viewer.seqs();
@@ -90,20 +103,20 @@ describe('eviction of a room object', () => {
   it('continues seq after a restart from the newest message it keeps, or from the counter rooms used to write', async () => {
     const { roomId, hook } = await roomWithTrimmedLog(5, 4);
     await evict(roomId);
-    expect((await postOk(hook.id, 'm6'))[0]!.seq).toBe(6);
+    expect((await postOk(hook, 'm6'))[0]!.seq).toBe(6);
     // A room from before this change kept its last seq in meta; a restart honours it.
     await runInDurableObject(roomStub(roomId), (_, state) => {
       state.storage.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_seq', '20')");
     });
     await evict(roomId);
-    expect((await postOk(hook.id, 'm21'))[0]!.seq).toBe(21);
+    expect((await postOk(hook, 'm21'))[0]!.seq).toBe(21);
   });
 });
 
 describe('D1 failing during posts', () => {
   it('acknowledges only what the room stored durably, and delivers it to D1 exactly once after the retry', async () => {
     const { roomId, hook } = await roomWithWebhook();
-    await postOk(hook.id, 'before the outage');
+    await postOk(hook, 'before the outage');
     await waitUntil(async () => (await d1Rows(roomId)).length === 1, 'the first flush');
 
     const trigger = `fail_${roomId.replace(/-/g, '_')}`;
@@ -112,7 +125,7 @@ describe('D1 failing during posts', () => {
     );
     const viewer = await Viewer.open(roomId, { query: '?after=0' });
     try {
-      const during = await Promise.all(['during 1', 'during 2', 'during 3'].map((m) => post(hook.id, { message: m })));
+      const during = await Promise.all(['during 1', 'during 2', 'during 3'].map((m) => post(hook, { message: m })));
       expect(during.map((r) => r.status)).toEqual([200, 200, 200]);
       expect(during.map((r) => r.body.deliveries[0].seq).sort()).toEqual([2, 3, 4]);
       // Stored by the room: viewers have them, although D1 refused them.
@@ -130,7 +143,7 @@ describe('D1 failing during posts', () => {
     expect(rows.map((r) => r.seq)).toEqual([1, 2, 3, 4]);
     expect(rows.map((r) => r.markdown).sort()).toEqual(['before the outage', 'during 1', 'during 2', 'during 3']);
     // Later flushes (and the history route's own flush) do not write them again.
-    await postOk(hook.id, 'after the outage');
+    await postOk(hook, 'after the outage');
     expect((await history(roomId)).body.entities.map((m: { seq: number }) => m.seq)).toEqual([1, 2, 3, 4, 5]);
     expect(await d1Rows(roomId)).toHaveLength(5);
     viewer.close();
@@ -146,7 +159,7 @@ describe('posts to several rooms', () => {
     });
     // Room b's object is gone (as if deleted under the webhook's feet): it refuses every call.
     await roomStub(b!.id).purge(b!.id);
-    const res = await post(hook.id, { message: 'x marks the spot' });
+    const res = await post(hook, { message: 'x marks the spot' });
     expectError(res, 503, 'service.unavailable');
     const prepared = await runInDurableObject(
       roomStub(a!.id),
@@ -207,7 +220,11 @@ describe('retrying a post whose answer was lost', () => {
     // What a Worker does before its connection dies: claim the key, have the room store the message...
     const fingerprint = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(JSON.stringify(['lost answer', null])));
     const fingerprintHex = [...new Uint8Array(fingerprint)].map((b) => b.toString(16).padStart(2, '0')).join('');
-    const admission = await gate.admit({ rateLimit: { burst: 10, perSecond: 10 }, idempotency: { key, fingerprint: fingerprintHex } });
+    const admission = await gate.admit({
+      rateLimit: { burst: 10, perSecond: 10 },
+      cost: 1,
+      idempotency: { key, fingerprint: fingerprintHex },
+    });
     expect(admission.kind).toBe('go');
     const attempt = (admission as { attempt: string }).attempt;
     const stored = await roomStub(roomId).append(roomId, {
@@ -221,7 +238,7 @@ describe('retrying a post whose answer was lost', () => {
     // ...and the room's answer never arrives.
     await gate.release(key, true);
 
-    const retry = await post(hook.id, { message: 'lost answer' }, { 'Idempotency-Key': key });
+    const retry = await post(hook, { message: 'lost answer' }, { 'Idempotency-Key': key });
     expect(retry.status).toBe(200);
     expect(retry.body.deliveries).toEqual([{ roomId, messageId: stored.messageId, seq: stored.seq }]);
     expect((await history(roomId)).body.entities).toHaveLength(1);
@@ -234,21 +251,21 @@ describe('idempotency claims', () => {
     const gate = env.WEBHOOK_GATES.getByName(hook.id);
     const rateLimit = { burst: 100, perSecond: 100 };
     const idempotency = { key: unique('claim'), fingerprint: 'f' };
-    const first = await gate.admit({ rateLimit, idempotency });
+    const first = await gate.admit({ rateLimit, cost: 1, idempotency });
     if (first.kind !== 'go') throw new Error(`expected go, got ${first.kind}`);
     // The first attempt's claim runs out while it is still on its way; a repeat takes the key over.
     await runInDurableObject(gate, (_, state) => {
       state.storage.sql.exec('UPDATE idempotency SET expires_at = ? WHERE key = ?', Date.now() - 1, idempotency.key);
     });
-    const repeat = await gate.admit({ rateLimit, idempotency });
+    const repeat = await gate.admit({ rateLimit, cost: 1, idempotency });
     if (repeat.kind !== 'go') throw new Error(`expected go, got ${repeat.kind}`);
     expect(repeat.attempt).toBe(first.attempt);
     // The first attempt fails, having stored nothing: the repeat still holds the key.
     await gate.release(idempotency.key, false, first.claim);
-    expect((await gate.admit({ rateLimit, idempotency })).kind).toBe('in-progress');
+    expect((await gate.admit({ rateLimit, cost: 1, idempotency })).kind).toBe('in-progress');
     // The repeat fails the same way: now the key is free, for a fresh attempt.
     await gate.release(idempotency.key, false, repeat.claim);
-    const fresh = await gate.admit({ rateLimit, idempotency });
+    const fresh = await gate.admit({ rateLimit, cost: 1, idempotency });
     if (fresh.kind !== 'go') throw new Error(`expected go, got ${fresh.kind}`);
     expect(fresh.attempt).not.toBe(first.attempt);
   });
@@ -261,7 +278,7 @@ describe('replays older than the room object keeps', () => {
     await viewer.ready();
     expect(viewer.seqs()).toEqual(range(4, 30));
     expect(viewer.messages.map((m) => m.markdown)).toEqual(range(4, 30).map((i) => `m${i}`));
-    await postOk(hook.id, 'm31');
+    await postOk(hook, 'm31');
     await viewer.untilSeq(31);
     expect(viewer.seqs()).toEqual(range(4, 31));
     viewer.close();
@@ -271,7 +288,7 @@ describe('replays older than the room object keeps', () => {
 describe('history', () => {
   it('pages by seq with after, before, limit and nextAfter', async () => {
     const { roomId, hook } = await roomWithWebhook();
-    await Promise.all(range(1, 25).map((i) => post(hook.id, { message: `m${i}` })));
+    await Promise.all(range(1, 25).map((i) => post(hook, { message: `m${i}` })));
     const page = async (query: string) => (await history(roomId, query)).body;
     const seqs = (body: { entities: { seq: number }[] }) => body.entities.map((m) => m.seq);
 

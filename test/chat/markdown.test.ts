@@ -19,7 +19,6 @@ const DOCUMENTED_TAGS = new Set([
   'em',
   'del',
   'a',
-  'img',
   'code',
   'pre',
   'ul',
@@ -42,7 +41,6 @@ const DOCUMENTED_TAGS = new Set([
 ]);
 const DOCUMENTED_ATTRIBUTES: Record<string, string[]> = {
   a: ['href', 'title', 'rel', 'target'],
-  img: ['src', 'alt', 'title'],
   code: ['class'],
   ol: ['start'],
   th: ['align'],
@@ -81,6 +79,9 @@ const DANGEROUS_TAGS = new Set([
   'animate',
   'set',
   'image',
+  // Images are shown as links: an <img> would make every viewer's browser fetch the sender's URL.
+  'img',
+  'picture',
 ]);
 
 const NAMED: Record<string, string> = {
@@ -343,13 +344,13 @@ const VECTORS: Record<string, Vector[]> = {
     {
       label: 'HTML in the alt text',
       md: '![<img src=x onerror=alert(1)>](https://ok.example/a.png)',
-      visible: 'alt="&lt;img src=x onerror=alert(1)&gt;"',
+      visible: 'target="_blank">&lt;img src=x onerror=alert(1)&gt;</a>',
     },
     { label: 'protocol-relative src', md: '![x](//evil.example/a.png)' },
     {
       label: 'quote in the alt text',
       md: '![a" onerror="alert(1)](https://ok.example/a.png)',
-      visible: 'alt="a&quot; onerror=&quot;alert(1)"',
+      visible: 'target="_blank">a&quot; onerror=&quot;alert(1)</a>',
     },
   ],
   'reference links': [
@@ -499,6 +500,28 @@ describe('renderMarkdown: XSS vectors (OWASP filter-evasion style) render harmle
       await expectHarmless(renderMarkdown(md));
     }
   });
+
+  it('lets no <img> through, whatever the input: images are links, raw HTML is text', async () => {
+    const inputs = [
+      ...ALL_VECTORS.map((v) => v.md),
+      '![a](https://x.example/a.png)',
+      '<img src="https://x.example/a.png">',
+      '<IMG SRC=https://x.example/a.png>',
+      '<picture><source srcset="https://x.example/a.png"><img src="https://x.example/a.png"></picture>',
+      '![a][r]\n\n[r]: https://x.example/a.png',
+      '[![a](https://x.example/a.png)](https://x.example)',
+      '| x |\n|---|\n| ![a](https://x.example/a.png) |',
+      '> - ![a](https://x.example/a.png)',
+    ];
+    for (const md of inputs) {
+      const html = renderMarkdown(md);
+      expect(html, md).not.toMatch(/<img/i);
+      expect(
+        (await rewriterElements(html)).elements.map((e) => e.name),
+        md,
+      ).not.toContain('img');
+    }
+  });
 });
 
 describe('renderMarkdown: legitimate markdown', () => {
@@ -540,9 +563,21 @@ describe('renderMarkdown: legitimate markdown', () => {
     );
   });
 
-  it('renders an https image with alt text and title', () => {
+  it('renders an https image as a link to it, its text the alt text, with title (no viewer fetches it)', () => {
     expect(renderMarkdown('![build *status*](https://ci.example.com/badge.svg "CI")')).toBe(
-      '<p><img src="https://ci.example.com/badge.svg" alt="build status" title="CI"></p>\n',
+      '<p><a href="https://ci.example.com/badge.svg" title="CI" rel="noopener noreferrer nofollow" target="_blank">build status</a></p>\n',
+    );
+  });
+
+  it('renders an image without alt text as a link showing its URL', () => {
+    expect(renderMarkdown('![](https://ci.example.com/b.svg?x=1&y=2)')).toBe(
+      '<p><a href="https://ci.example.com/b.svg?x=1&amp;y=2" rel="noopener noreferrer nofollow" target="_blank">https://ci.example.com/b.svg?x=1&amp;y=2</a></p>\n',
+    );
+  });
+
+  it('renders a badge inside a link as the outer link with the badge text, never a link inside a link', () => {
+    expect(renderMarkdown('[![build](https://ci.example.com/b.svg)](https://ci.example.com/job/1)')).toBe(
+      '<p><a href="https://ci.example.com/job/1" rel="noopener noreferrer nofollow" target="_blank">build</a></p>\n',
     );
   });
 
@@ -652,7 +687,10 @@ describe("isAllowedHtml (the renderer's own last check)", () => {
     expect(
       isAllowedHtml('<p><a href="https://x.example/?a=1&amp;b" title="t" rel="noopener noreferrer nofollow" target="_blank">x</a></p>'),
     ).toBe(true);
-    expect(isAllowedHtml('<img src="https://x.example/a.png" alt="a &quot;b&quot;">')).toBe(true);
+  });
+
+  it('rejects an <img>, even with an https source (images are shown as links)', () => {
+    expect(isAllowedHtml('<img src="https://x.example/a.png" alt="a &quot;b&quot;">')).toBe(false);
   });
 
   it.each([

@@ -10,7 +10,7 @@ const CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "connect-src 'self' ws://switchboard.test",
-  'img-src https:',
+  "img-src 'self'",
   "style-src 'self'",
   "base-uri 'none'",
   "form-action 'none'",

@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { codePointLength, isUuid } from '../../src/chat/limits';
-import { decodeServerFrame, encodeFrame, encodeMessageFrames, FRAME_BUDGET_CHARS, isChatMessage, PROTOCOL } from '../../src/chat/protocol';
+import {
+  AckCounter,
+  decodeClientFrame,
+  decodeServerFrame,
+  encodeFrame,
+  encodeMessageFrames,
+  FRAME_BUDGET_CHARS,
+  isChatMessage,
+  PROTOCOL,
+  utf8Length,
+} from '../../src/chat/protocol';
 
 const message = {
   id: '0f0e0d0c-0b0a-4909-8807-060504030201',
@@ -49,11 +59,12 @@ describe('the wire protocol', () => {
   });
 
   it('packs messages into as few frames as the budget allows, in order, each message once', () => {
-    const small = Array.from({ length: 300 }, (_, i) => ({ ...message, seq: i + 1 }));
+    const small = Array.from({ length: 150 }, (_, i) => ({ ...message, seq: i + 1 }));
     expect(encodeMessageFrames(small).map((f) => JSON.parse(f))).toEqual([{ type: 'messages', messages: small }]);
 
-    // 100,000-character messages: two fit under a 262,144 budget, a third does not.
-    const big = Array.from({ length: 5 }, (_, i) => ({ ...message, seq: i + 1, markdown: 'x'.repeat(50_000), html: 'y'.repeat(50_000) }));
+    // 25,000-character messages: two fit under a 65,536 budget, a third does not.
+    expect(FRAME_BUDGET_CHARS).toBe(65_536);
+    const big = Array.from({ length: 5 }, (_, i) => ({ ...message, seq: i + 1, markdown: 'x'.repeat(12_500), html: 'y'.repeat(12_500) }));
     const frames = encodeMessageFrames(big);
     expect(frames.map((f) => (JSON.parse(f) as { messages: { seq: number }[] }).messages.map((m) => m.seq))).toEqual([[1, 2], [3, 4], [5]]);
 
@@ -69,6 +80,33 @@ describe('the wire protocol', () => {
       [3],
     ]);
     expect(encodeMessageFrames([])).toEqual([]);
+  });
+
+  it('counts UTF-8 bytes as the runtime sends them', () => {
+    for (const text of ['', 'ascii', 'é', '€', '😀', 'a😀é€z', '\ud800', 'x\udc00y', JSON.stringify({ s: '\ud83d' })]) {
+      expect(utf8Length(text)).toBe(new TextEncoder().encode(text).length);
+    }
+  });
+
+  it('acks the bytes received once ackEveryBytes arrived since the last ack, pongs not counted', () => {
+    const acks = new AckCounter();
+    const frame = 'x'.repeat(10_000);
+    const sent: (string | undefined)[] = [];
+    for (let i = 0; i < 7; i++) sent.push(acks.frame(frame), acks.frame(PROTOCOL.pong));
+    // 32,768 bytes: due after the 4th frame (40,000), then after the 8th (80,000 > 40,000 + 32,768).
+    expect(sent.filter((a) => a !== undefined)).toEqual(['{"type":"ack","bytes":40000}']);
+    expect(acks.frame('é'.repeat(13_000))).toBe('{"type":"ack","bytes":96000}');
+    expect(decodeClientFrame('{"type":"ack","bytes":96000}')).toEqual({ type: 'ack', bytes: 96_000 });
+    for (const bad of [
+      PROTOCOL.ping,
+      '{"type":"ack","bytes":-1}',
+      '{"type":"ack","bytes":1.5}',
+      '{"type":"ack"}',
+      'ack',
+      `{"type":"ack","bytes":1,"x":"${'y'.repeat(64)}"}`,
+    ]) {
+      expect(decodeClientFrame(bad)).toBeUndefined();
+    }
   });
 
   it('has a heartbeat pair that is itself JSON', () => {

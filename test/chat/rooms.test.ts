@@ -95,8 +95,8 @@ describe('rooms (chat:admin)', () => {
 
   it('deletes a room with its messages', async () => {
     const { roomId, hook } = await roomWithWebhook();
-    await postOk(hook.id, 'one');
-    await postOk(hook.id, 'two');
+    await postOk(hook, 'one');
+    await postOk(hook, 'two');
     expect((await send('GET', `/api/v1/rooms/${roomId}/messages`)).body.entities).toHaveLength(2);
     expect((await send('DELETE', `/api/v1/webhooks/${hook.id}`)).status).toBe(204);
     expect((await send('DELETE', `/api/v1/rooms/${roomId}`)).status).toBe(204);

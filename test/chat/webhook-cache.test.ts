@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { expectError, send } from '../helpers';
 import { webhookCopies } from '../../src/chat/webhook-post/admission';
 import type { WebhookRow } from '../../src/chat/webhooks.store';
-import { createRoom, history, post, postOk, roomWithWebhook } from './helpers';
+import { sha256Hex } from '../../src/http/secrets';
+import { createRoom, history, post, postOk, roomWithWebhook, webhookPath, type PostTarget } from './helpers';
 
 /**
  * The post path keeps copies of webhook rows (the isolate's cache, the gate's copy) so a post
@@ -15,7 +16,8 @@ async function row(id: string): Promise<WebhookRow> {
   expect(found).not.toBeNull();
   return {
     id: found!.id as string,
-    idHash: found!.id_hash as string,
+    postSecret: (found!.post_secret as string | null) ?? null,
+    postSecretHash: (found!.post_secret_hash as string | null) ?? null,
     name: found!.name as string,
     kind: found!.kind as string,
     roomId: found!.room_id as string,
@@ -29,6 +31,11 @@ async function row(id: string): Promise<WebhookRow> {
   } as WebhookRow;
 }
 
+/** The isolate cache's key for a webhook URL: the SHA-256 of its posting secret, computed here. */
+function cacheKey(target: PostTarget): Promise<string> {
+  return sha256Hex(webhookPath(target).split('/').pop()!);
+}
+
 async function markdowns(roomId: string): Promise<string[]> {
   return (await history(roomId)).body.entities.map((m: { markdown: string }) => m.markdown);
 }
@@ -36,11 +43,11 @@ async function markdowns(roomId: string): Promise<string[]> {
 describe('the webhook copies of the post path', () => {
   it('refuse the very next post after a pause, and accept the very next one after resuming', async () => {
     const { roomId, hook } = await roomWithWebhook();
-    await postOk(hook.id, 'one');
+    await postOk(hook, 'one');
     expect((await send('PATCH', `/api/v1/webhooks/${hook.id}`, { json: { active: false } })).status).toBe(200);
-    expectError(await post(hook.id, { message: 'paused' }), 403, 'webhook.inactive');
+    expectError(await post(hook, { message: 'paused' }), 403, 'webhook.inactive');
     expect((await send('PATCH', `/api/v1/webhooks/${hook.id}`, { json: { active: true } })).status).toBe(200);
-    await postOk(hook.id, 'two');
+    await postOk(hook, 'two');
     expect(await markdowns(roomId)).toEqual(['one', 'two']);
   });
 
@@ -48,12 +55,12 @@ describe('the webhook copies of the post path', () => {
     const { roomId, hook } = await roomWithWebhook();
     const other = await createRoom();
     const mapped = await createRoom();
-    await postOk(hook.id, 'before');
+    await postOk(hook, 'before');
     expect((await send('PATCH', `/api/v1/webhooks/${hook.id}`, { json: { roomId: other.id } })).status).toBe(200);
-    expect((await postOk(hook.id, 'moved'))[0]!.roomId).toBe(other.id);
+    expect((await postOk(hook, 'moved'))[0]!.roomId).toBe(other.id);
     const mappings = [{ field: 'message', match: 'prefix', value: 'ops:', roomIds: [mapped.id] }];
     expect((await send('PATCH', `/api/v1/webhooks/${hook.id}`, { json: { mappings } })).status).toBe(200);
-    expect((await postOk(hook.id, 'ops: mapped'))[0]!.roomId).toBe(mapped.id);
+    expect((await postOk(hook, 'ops: mapped'))[0]!.roomId).toBe(mapped.id);
     expect(await markdowns(roomId)).toEqual(['before']);
     expect(await markdowns(other.id)).toEqual(['moved']);
     expect(await markdowns(mapped.id)).toEqual(['ops: mapped']);
@@ -61,11 +68,11 @@ describe('the webhook copies of the post path', () => {
 
   it('apply a new rate limit from the very next post', async () => {
     const { hook } = await roomWithWebhook();
-    await postOk(hook.id, 'fast');
+    await postOk(hook, 'fast');
     expect((await send('PATCH', `/api/v1/webhooks/${hook.id}`, { json: { rateLimit: { burst: 1, perSecond: 0.01 } } })).status).toBe(200);
     // The gate's bucket holds what is left of the old burst (10,000): the new one caps it at 1.
-    expect((await post(hook.id, { message: 'first' })).status).toBe(200);
-    expectError(await post(hook.id, { message: 'second' }), 429, 'too.many.requests');
+    expect((await post(hook, { message: 'first' })).status).toBe(200);
+    expectError(await post(hook, { message: 'second' }), 429, 'too.many.requests');
   });
 
   it('require the new secret from the very next post', async () => {
@@ -75,51 +82,71 @@ describe('the webhook copies of the post path', () => {
     });
     expect(created.status).toBe(201);
     const id = created.body.id as string;
-    await postOk(id, 'unsigned');
+    await postOk(created.body, 'unsigned');
     expect((await send('PATCH', `/api/v1/webhooks/${id}`, { json: { secret: 's3cret' } })).status).toBe(200);
-    expectError(await post(id, { message: 'unsigned again' }), 401, 'bad.signature');
+    expectError(await post(created.body, { message: 'unsigned again' }), 401, 'bad.signature');
   });
 
-  it('answer 404 from the very next post after a rotation or a deletion, and serve the new id at once', async () => {
+  it('answer 404 from the very next post after a rotation or a deletion, and serve the new URL at once', async () => {
     const { roomId, hook } = await roomWithWebhook();
     const { hook: doomed } = await roomWithWebhook();
-    await postOk(hook.id, 'old id');
-    await postOk(doomed.id, 'doomed');
+    await postOk(hook, 'old URL');
+    await postOk(doomed, 'doomed');
     const rotated = await send('POST', `/api/v1/webhooks/${hook.id}/rotate`);
     expect(rotated.status).toBe(200);
     expect((await send('DELETE', `/api/v1/webhooks/${doomed.id}`)).status).toBe(204);
-    expectError(await post(hook.id, { message: 'old id again' }), 404, 'not.found');
-    expectError(await post(doomed.id, { message: 'doomed again' }), 404, 'not.found');
-    await postOk(rotated.body.id, 'new id');
-    expect(await markdowns(roomId)).toEqual(['old id', 'new id']);
-    expect(webhookCopies.get(hook.id)).toBeUndefined();
-    expect(webhookCopies.get(doomed.id)).toBeUndefined();
+    expectError(await post(hook, { message: 'old URL again' }), 404, 'not.found');
+    expectError(await post(doomed, { message: 'doomed again' }), 404, 'not.found');
+    await postOk(rotated.body, 'new URL');
+    expect(await markdowns(roomId)).toEqual(['old URL', 'new URL']);
+    expect(webhookCopies.get(await cacheKey(hook))).toBeUndefined();
+    expect(webhookCopies.get(await cacheKey(doomed))).toBeUndefined();
+  });
+
+  it('never let an isolate copy from before a rotation post under the old URL', async () => {
+    const { roomId, hook } = await roomWithWebhook();
+    await postOk(hook, 'before');
+    const before = await row(hook.id);
+    // Another isolate rotates; this isolate still holds the old row under the old secret's hash.
+    const rotated = await send('POST', `/api/v1/webhooks/${hook.id}/rotate`);
+    expect(rotated.status).toBe(200);
+    webhookCopies.remember(await cacheKey(hook), before);
+    expect(webhookCopies.get(await cacheKey(hook))).toEqual(before);
+    // The gate calls the copy stale and answers the current row, which has another secret: 404.
+    expectError(await post(hook, { message: 'old URL, stale copy' }), 404, 'not.found');
+    expect(webhookCopies.get(await cacheKey(hook))).toBeUndefined();
+    // A row is never kept under a secret it does not hold.
+    webhookCopies.remember(await cacheKey(hook), await row(hook.id));
+    expect(webhookCopies.get(await cacheKey(hook))).toBeUndefined();
+    await postOk(rotated.body, 'after');
+    expect(await markdowns(roomId)).toEqual(['before', 'after']);
   });
 
   it('never serve a stale isolate copy: the gate checks its version before admitting', async () => {
     const { roomId, hook } = await roomWithWebhook();
     const other = await createRoom();
-    await postOk(hook.id, 'one');
+    await postOk(hook, 'one');
     const before = await row(hook.id);
     // Another isolate pauses the webhook and moves it; this isolate's copy is the old row.
     expect((await send('PATCH', `/api/v1/webhooks/${hook.id}`, { json: { active: false, roomId: other.id } })).status).toBe(200);
-    webhookCopies.remember(hook.id, before);
-    expectError(await post(hook.id, { message: 'stale copy' }), 403, 'webhook.inactive');
+    const key = await cacheKey(hook);
+    webhookCopies.remember(key, before);
+    expectError(await post(hook, { message: 'stale copy' }), 403, 'webhook.inactive');
     // The refusal replaced the copy with the current row.
-    expect(webhookCopies.get(hook.id)).toEqual(await row(hook.id));
+    expect(webhookCopies.get(key)).toEqual(await row(hook.id));
 
     // Active again; a copy that still says "paused" must not refuse.
     const paused = await row(hook.id);
     expect((await send('PATCH', `/api/v1/webhooks/${hook.id}`, { json: { active: true } })).status).toBe(200);
-    webhookCopies.remember(hook.id, paused);
-    expect((await postOk(hook.id, 'two'))[0]!.roomId).toBe(other.id);
+    webhookCopies.remember(key, paused);
+    expect((await postOk(hook, 'two'))[0]!.roomId).toBe(other.id);
 
     // A deleted webhook behind a copy that says it exists.
     const last = await row(hook.id);
     expect((await send('DELETE', `/api/v1/webhooks/${hook.id}`)).status).toBe(204);
-    webhookCopies.remember(hook.id, last);
-    expectError(await post(hook.id, { message: 'deleted' }), 404, 'not.found');
-    expect(webhookCopies.get(hook.id)).toBeUndefined();
+    webhookCopies.remember(key, last);
+    expectError(await post(hook, { message: 'deleted' }), 404, 'not.found');
+    expect(webhookCopies.get(key)).toBeUndefined();
     expect(await markdowns(roomId)).toEqual(['one']);
     expect(await markdowns(other.id)).toEqual(['two']);
   });
@@ -135,9 +162,9 @@ describe('the webhook copies of the post path', () => {
     for (let i = 1; i < versions.length; i++) expect(Date.parse(versions[i]!)).toBeGreaterThan(Date.parse(versions[i - 1]!));
   });
 
-  it('never remember an unknown id', async () => {
-    const id = crypto.randomUUID();
-    expectError(await post(id, { message: 'nobody' }), 404, 'not.found');
-    expect(webhookCopies.get(id)).toBeUndefined();
+  it('never remember an unknown secret', async () => {
+    const secret = crypto.randomUUID();
+    expectError(await post(secret, { message: 'nobody' }), 404, 'not.found');
+    expect(webhookCopies.get(await cacheKey(secret))).toBeUndefined();
   });
 });

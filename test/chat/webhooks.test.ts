@@ -11,14 +11,17 @@ async function sha256Hex(text: string): Promise<string> {
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 describe('webhooks (chat:admin)', () => {
-  it('creates a webhook with 201, a fresh UUIDv4 id, its full URL and the documented defaults', async () => {
+  it('creates a webhook with 201, a fresh UUIDv4 id, its full URL (another secret UUIDv4) and the documented defaults', async () => {
     const room = await createRoom();
     const name = unique('ci');
     const res = await send('POST', '/api/v1/webhooks', { json: { name, kind: 'jenkins', roomId: room.id } });
     expect(res.status).toBe(201);
+    const secret = String(res.body.url).split('/').pop()!;
+    expect(secret).toMatch(UUID_V4);
+    expect(secret).not.toBe(res.body.id);
     expect(res.body).toEqual({
       id: expect.stringMatching(UUID_V4),
-      url: `http://switchboard.test/webhooks/api/v1/webhook/${res.body.id}`,
+      url: `http://switchboard.test/webhooks/api/v1/webhook/${secret}`,
       name,
       kind: 'jenkins',
       roomId: room.id,
@@ -28,9 +31,30 @@ describe('webhooks (chat:admin)', () => {
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });
-    // The id is the URL's secret: posts look it up by its SHA-256.
-    const row = await env.DB.prepare('SELECT id_hash FROM webhooks WHERE id = ?').bind(res.body.id).first<{ id_hash: string }>();
-    expect(row!.id_hash).toBe(await sha256Hex(res.body.id));
+    // Posts look the URL's secret up by its SHA-256.
+    const row = await env.DB.prepare('SELECT post_secret_hash FROM webhooks WHERE id = ?')
+      .bind(res.body.id)
+      .first<{ post_secret_hash: string }>();
+    expect(row!.post_secret_hash).toBe(await sha256Hex(secret));
+  });
+
+  it('shows a webhook that migration 0007 left without a URL as url null and needsRotation; rotating gives it a URL', async () => {
+    const room = await createRoom();
+    const hook = await createWebhook({ roomId: room.id });
+    // What 0007 leaves an existing webhook with.
+    await env.DB.prepare('UPDATE webhooks SET post_secret = NULL, post_secret_hash = NULL WHERE id = ?').bind(hook.id).run();
+    const retired = (await send('GET', `/api/v1/webhooks/${hook.id}`)).body;
+    expect(retired).toEqual({ ...hook, url: null, needsRotation: true });
+    expect((await send('GET', '/api/v1/webhooks')).body.entities).toContainEqual(retired);
+    expectError(await send('POST', new URL(hook.url).pathname, { token: null, json: { message: 'old URL' } }), 404, 'not.found');
+    const rotated = await send('POST', `/api/v1/webhooks/${hook.id}/rotate`);
+    expect(rotated.status).toBe(200);
+    expect(rotated.body).toMatchObject({
+      id: hook.id,
+      url: expect.stringMatching(/^http:\/\/switchboard\.test\/webhooks\/api\/v1\/webhook\//),
+    });
+    expect(rotated.body).not.toHaveProperty('needsRotation');
+    expect((await send('POST', new URL(rotated.body.url).pathname, { token: null, json: { message: 'new URL' } })).status).toBe(200);
   });
 
   it('accepts every kind, paused creation, mappings and a partial rate limit', async () => {

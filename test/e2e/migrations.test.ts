@@ -5,7 +5,8 @@
  * Every rollup row must survive, except agg_user's 15-minute cells, which 0003 drops on purpose
  * (agg_user keeps 60 and 1440 minutes; README "How it is stored and read"); 0004 then adds
  * agg_media's half hours, computed here independently from the quarter hours; 0005 packs agg_user
- * (one row per key, four columns per agent metric) and keeps only the agent metrics' cells.
+ * (one row per key, four columns per agent metric) and keeps only the agent metrics' cells; 0007 keeps
+ * every webhook's id and settings and every message, and retires the old URLs (no posting secret).
  */
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -269,5 +270,60 @@ describe('migration 0003 on a database with data', () => {
     expect(schema[0]!.sql).toMatch(/PRIMARY KEY\(`res`, `slot`, `media`, `direction`, `queue`, `user`\)\s*\) WITHOUT ROWID\s*$/);
     expect(schema[1]!.sql).toContain('(`user`,`res`,`slot`)');
     expect(queueCount[0]!.n).toBe(queueRows.length);
+  });
+
+  it('0007 keeps every webhook (id, settings) and message as they were, and gives none a posting secret (old URLs retired)', () => {
+    const hook = {
+      id: '0d6f0000-0000-4000-8000-000000000001',
+      id_hash: 'ab'.repeat(32),
+      name: 'old hook',
+      kind: 'github',
+      room_id: '9c1d0000-0000-4000-8000-000000000002',
+      active: 1,
+      mappings: '[{"field":"metadata","match":"exact","value":"prod","roomIds":["9c1d0000-0000-4000-8000-000000000002"]}]',
+      rate_burst: 20,
+      rate_per_second: 2.5,
+      secret: 'shared hmac secret',
+      created_at: '2026-01-01T00:00:00.000Z',
+      updated_at: '2026-01-02T00:00:00.000Z',
+    };
+    const message = {
+      id: '3e2a0000-0000-4000-8000-000000000003',
+      room_id: hook.room_id,
+      seq: 1,
+      webhook_id: hook.id,
+      markdown: '**old**',
+      html: '<p><strong>old</strong></p>\n',
+      metadata: null,
+      created_at: '2026-01-01T00:00:01.000Z',
+    };
+    const sqlValue = (v: unknown) => (v === null ? 'NULL' : typeof v === 'number' ? String(v) : `'${String(v).replace(/'/g, "''")}'`);
+    const insert = (table: string, row: Record<string, unknown>) =>
+      `INSERT INTO ${table} (${Object.keys(row).join(', ')}) VALUES (${Object.values(row).map(sqlValue).join(', ')});`;
+    wrangler(
+      'd1',
+      'execute',
+      'DB',
+      '--command',
+      [
+        `INSERT INTO rooms (id, name, topic, created_at, updated_at) VALUES ('${hook.room_id}', 'room', NULL, '${hook.created_at}', '${hook.created_at}');`,
+        insert('webhooks', hook),
+        insert('messages', message),
+      ].join('\n'),
+    );
+
+    stageMigrationsThrough('0007');
+    wrangler('d1', 'migrations', 'apply', 'DB');
+
+    const [hooks, messages, indexes] = queries<[Record<string, unknown>, Record<string, unknown>, { name: string; sql: string }]>(
+      'SELECT * FROM webhooks;',
+      'SELECT * FROM messages;',
+      "SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'webhooks' AND sql IS NOT NULL ORDER BY name;",
+    );
+    const { id_hash: _retired, ...kept } = hook;
+    expect(hooks).toEqual([{ ...kept, post_secret: null, post_secret_hash: null }]);
+    expect(messages).toEqual([message]);
+    expect(indexes.map((i) => i.name)).toEqual(['webhooks_post_secret_hash', 'webhooks_room_id']);
+    expect(indexes[0]!.sql).toMatch(/^CREATE UNIQUE INDEX/);
   });
 });

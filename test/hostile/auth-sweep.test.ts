@@ -27,7 +27,7 @@ interface Row {
   ok: number;
 }
 
-const ids = { room: '', hook: '', hookRoom: '' };
+const ids = { room: '', hook: '', hookPath: '', hookRoom: '' };
 
 async function admin<T = any>(method: string, path: string, json?: unknown): Promise<T> {
   const res = await call(method, path, json === undefined ? {} : { json });
@@ -35,15 +35,14 @@ async function admin<T = any>(method: string, path: string, json?: unknown): Pro
   return res.body as T;
 }
 const freshRoom = async () => (await admin<{ id: string }>('POST', '/api/v1/rooms', { name: 'sweep room' })).id;
-const freshHook = async () =>
-  (
-    await admin<{ id: string }>('POST', '/api/v1/webhooks', {
-      name: 'sweep hook',
-      kind: 'generic',
-      roomId: ids.hookRoom,
-      rateLimit: { burst: 100_000, perSecond: 100_000 },
-    })
-  ).id;
+const createHook = () =>
+  admin<{ id: string; url: string }>('POST', '/api/v1/webhooks', {
+    name: 'sweep hook',
+    kind: 'generic',
+    roomId: ids.hookRoom,
+    rateLimit: { burst: 100_000, perSecond: 100_000 },
+  });
+const freshHook = async () => (await createHook()).id;
 const freshToken = async () =>
   (await admin<{ id: string }>('POST', '/api/v1/tokens', { name: 'sweep victim', permissions: ['chat:read'] })).id;
 const ws = { Upgrade: 'websocket' };
@@ -121,11 +120,11 @@ const TABLE: Record<string, Row> = {
     ok: 200,
     prepare: async () => ({ path: `/api/v1/webhooks/${await freshHook()}/rotate` }),
   },
-  // Public: the id in the URL is the secret; any Authorization header is ignored.
-  'POST /webhooks/api/v1/webhook/:id': {
+  // Public: the posting secret in the URL is the credential; any Authorization header is ignored.
+  'POST /webhooks/api/v1/webhook/:secret': {
     needs: 'public',
     ok: 200,
-    prepare: async () => ({ path: `/webhooks/api/v1/webhook/${ids.hook}`, json: { message: 'swept' } }),
+    prepare: async () => ({ path: ids.hookPath, json: { message: 'swept' } }),
   },
   // Public: the page asks for a token itself and shows nothing without one.
   'GET /rooms/:id': { needs: 'public', ok: 200, prepare: async () => ({ path: `/rooms/${ids.room}` }) },
@@ -164,7 +163,9 @@ describe('the auth sweep', () => {
 
     ids.room = await freshRoom();
     ids.hookRoom = await freshRoom();
-    ids.hook = await freshHook();
+    const hook = await createHook();
+    ids.hook = hook.id;
+    ids.hookPath = new URL(hook.url).pathname;
     const only = new Map<string, string>();
     const allBut = new Map<string, string>();
     for (const p of PERMISSIONS) {

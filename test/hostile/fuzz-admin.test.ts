@@ -478,12 +478,16 @@ function hookPatchVerdict(body: Body, rooms: ReadonlySet<string>, current: HookM
   };
 }
 
-function view(id: string, m: HookModel) {
+/** A webhook URL: its last segment is the posting secret, a UUIDv4 that is not the webhook's id. */
+const HOOK_URL =
+  /^http:\/\/switchboard\.test\/webhooks\/api\/v1\/webhook\/([0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12})$/;
+
+function view(id: string, m: HookModel, url: string | undefined) {
   const { secret, ...shown } = m;
   // The secret itself is never shown; whether there is one is.
   return {
     id,
-    url: `http://switchboard.test/webhooks/api/v1/webhook/${id}`,
+    url,
     ...shown,
     ...(SIGNED_KINDS.includes(m.kind) ? { hasSecret: secret !== null } : {}),
     createdAt: expect.any(String),
@@ -600,6 +604,15 @@ describe('fuzzing webhooks', () => {
       fc.array(opArb, { minLength: 4, maxLength: 14 }),
       async (ops) => {
         const model = new Map<string, HookModel>();
+        /** Each webhook's URL as create or the last rotate answered it. */
+        const urls = new Map<string, string>();
+        const newUrl = (id: string, url: unknown, what: string) => {
+          const secret = HOOK_URL.exec(String(url))?.[1];
+          expect(secret, `${what}: url ${String(url)}`).toBeDefined();
+          expect(secret, what).not.toBe(id);
+          expect(url, what).not.toBe(urls.get(id));
+          urls.set(id, String(url));
+        };
         const ever: string[] = [];
         const notFound: Verdict = { status: 404, codes: ['not.found'] };
         for (const op of ops) {
@@ -612,7 +625,8 @@ describe('fuzzing webhooks', () => {
               continue;
             }
             expectVerdict(res, 201, what);
-            expect(res.body, what).toEqual(view(res.body.id, expected.ok));
+            newUrl(res.body.id, res.body.url, what);
+            expect(res.body, what).toEqual(view(res.body.id, expected.ok, urls.get(res.body.id)));
             model.set(res.body.id, expected.ok);
             ever.push(res.body.id);
             continue;
@@ -630,7 +644,7 @@ describe('fuzzing webhooks', () => {
             if (!isOk(expected)) expectVerdict(res, expected, what);
             else {
               expectVerdict(res, 200, what);
-              expect(res.body, what).toEqual(view(id, expected.ok));
+              expect(res.body, what).toEqual(view(id, expected.ok, urls.get(id)));
               model.set(id, expected.ok);
             }
           } else if (op.op === 'delete') {
@@ -639,7 +653,7 @@ describe('fuzzing webhooks', () => {
           } else if (op.op === 'get') {
             const res = await send('GET', path);
             if (!current) expectVerdict(res, notFound, `GET ${path}`);
-            else expect(res.body).toEqual(view(id, current));
+            else expect(res.body).toEqual(view(id, current, urls.get(id)));
           } else {
             const res = await send('POST', `${path}/rotate`);
             if (!current) {
@@ -647,16 +661,17 @@ describe('fuzzing webhooks', () => {
               continue;
             }
             expectVerdict(res, 200, `POST ${path}/rotate`);
-            expect(res.body.id).not.toBe(id);
-            expect(res.body).toEqual(view(res.body.id, current));
-            model.delete(id);
-            model.set(res.body.id, current);
-            ever.push(res.body.id);
+            // Same id, new URL; the rest as it was.
+            expect(res.body.id).toBe(id);
+            newUrl(id, res.body.url, `POST ${path}/rotate`);
+            expect(res.body).toEqual(view(id, current, urls.get(id)));
           }
         }
         const listed = (await send('GET', '/api/v1/webhooks')).body.entities as { id: string }[];
         const mine = listed.filter((h) => ever.includes(h.id));
-        expect(Object.fromEntries(mine.map((h) => [h.id, h]))).toEqual(Object.fromEntries([...model].map(([id, m]) => [id, view(id, m)])));
+        expect(Object.fromEntries(mine.map((h) => [h.id, h]))).toEqual(
+          Object.fromEntries([...model].map(([id, m]) => [id, view(id, m, urls.get(id))])),
+        );
       },
       { numRuns: 250, timeLimitMs: 45_000 },
     );

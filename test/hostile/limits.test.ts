@@ -306,26 +306,27 @@ async function room(): Promise<string> {
   return res.body.id;
 }
 
-async function hookFor(roomId: string, extra: object = {}): Promise<string> {
+/** A webhook's id (public) and the path of its URL (what posts). */
+async function hookFor(roomId: string, extra: object = {}): Promise<{ id: string; path: string }> {
   const res = await call('POST', '/api/v1/webhooks', {
     json: { name: 'limits', kind: 'generic', roomId, rateLimit: { burst: 100_000, perSecond: 100_000 }, ...extra },
   });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body.id;
+  return { id: res.body.id, path: new URL(res.body.url).pathname };
 }
 
-const post = (id: string, json: unknown, headers: Record<string, string> = {}) =>
-  call('POST', `/webhooks/api/v1/webhook/${id}`, { token: null, json, headers });
+const post = (hook: { path: string }, json: unknown, headers: Record<string, string> = {}) =>
+  call('POST', hook.path, { token: null, json, headers });
 
 describe('admin body size: 64 KiB', () => {
   it('takes room and webhook bodies of exactly 64 KiB and refuses one byte more with 413', async () => {
     const roomId = await room();
-    const hookId = await hookFor(roomId);
+    const hook = await hookFor(roomId);
     const cases: [string, string, object, number][] = [
       ['POST', '/api/v1/rooms', { name: 'padded' }, 201],
       ['PATCH', `/api/v1/rooms/${roomId}`, { topic: 'padded' }, 200],
       ['POST', '/api/v1/webhooks', { name: 'padded', kind: 'generic', roomId }, 201],
-      ['PATCH', `/api/v1/webhooks/${hookId}`, { name: 'padded' }, 200],
+      ['PATCH', `/api/v1/webhooks/${hook.id}`, { name: 'padded' }, 200],
     ];
     for (const [method, path, body, status] of cases) {
       expectOk(await sendText(method, path, padded(body, 64 * KIB)), status, `${method} ${path} at 64 KiB`);
@@ -391,9 +392,9 @@ describe('rate-limit settings', () => {
 
   it('lets a burst of 100 through and answers the 101st post with 429 and Retry-After', async () => {
     const roomId = await room();
-    const hookId = await hookFor(roomId, { rateLimit: { burst: 100, perSecond: 0.001 } });
-    for (let i = 1; i <= 100; i++) expect((await post(hookId, { message: `m${i}` })).status, `post ${i}`).toBe(200);
-    const limited = await post(hookId, { message: 'one too many' });
+    const hook = await hookFor(roomId, { rateLimit: { burst: 100, perSecond: 0.001 } });
+    for (let i = 1; i <= 100; i++) expect((await post(hook, { message: `m${i}` })).status, `post ${i}`).toBe(200);
+    const limited = await post(hook, { message: 'one too many' });
     expectRefused(limited, 429, 'too.many.requests');
     expect(Number(limited.headers.get('Retry-After'))).toBeGreaterThanOrEqual(1);
     const stored = await call('GET', `/api/v1/rooms/${roomId}/messages?limit=500`);
@@ -403,9 +404,9 @@ describe('rate-limit settings', () => {
 
 describe('the webhook post body', () => {
   it('takes exactly 512 KiB and refuses one byte more (webhook-post.test.ts: 600 KiB)', async () => {
-    const hookId = await hookFor(await room());
+    const hook = await hookFor(await room());
     const send = (bytes: number) =>
-      call('POST', `/webhooks/api/v1/webhook/${hookId}`, {
+      call('POST', hook.path, {
         token: null,
         body: padded({ message: 'edge', padding: '' }, bytes),
         headers: { 'Content-Type': 'application/json' },
@@ -417,18 +418,18 @@ describe('the webhook post body', () => {
 
 describe('idempotency keys', () => {
   it('take 1 to 255 printable ASCII characters and refuse none (webhook-post.test.ts: 256 and a blank)', async () => {
-    const hookId = await hookFor(await room());
+    const hook = await hookFor(await room());
     for (const key of ['!', '~', 'k'.repeat(255)])
-      expectOk(await post(hookId, { message: key }, { 'Idempotency-Key': key }), 200, `key ${key.length}`);
-    expectRefused(await post(hookId, { message: 'empty key' }, { 'Idempotency-Key': '' }), 400, 'invalid.value', 'Idempotency-Key');
+      expectOk(await post(hook, { message: key }, { 'Idempotency-Key': key }), 200, `key ${key.length}`);
+    expectRefused(await post(hook, { message: 'empty key' }, { 'Idempotency-Key': '' }), 400, 'invalid.value', 'Idempotency-Key');
   });
 
   it('are remembered for 24 hours after the answer and held for at most 15 s while in flight', async () => {
-    const hookId = await hookFor(await room());
+    const hook = await hookFor(await room());
     const before = Date.now();
-    expectOk(await post(hookId, { message: 'remember me' }, { 'Idempotency-Key': 'ttl' }), 200, 'keyed post');
+    expectOk(await post(hook, { message: 'remember me' }, { 'Idempotency-Key': 'ttl' }), 200, 'keyed post');
     const after = Date.now();
-    const gate = env.WEBHOOK_GATES.get(env.WEBHOOK_GATES.idFromName(hookId));
+    const gate = env.WEBHOOK_GATES.get(env.WEBHOOK_GATES.idFromName(hook.id));
     const done = await runInDurableObject(gate, (_, state) =>
       state.storage.sql.exec<{ state: string; expires_at: number }>("SELECT state, expires_at FROM idempotency WHERE key = 'ttl'").one(),
     );
@@ -438,11 +439,11 @@ describe('idempotency keys', () => {
 
     // A claim: held (a repeat is "in progress") until 15 s after it was made, then free for a retry.
     const claimAt = Date.now();
-    const first = await gate.admit({ rateLimit: { burst: 10, perSecond: 10 }, idempotency: { key: 'flight', fingerprint: 'f' } });
+    const first = await gate.admit({ rateLimit: { burst: 10, perSecond: 10 }, cost: 1, idempotency: { key: 'flight', fingerprint: 'f' } });
     expect(first.kind).toBe('go');
-    expect((await gate.admit({ rateLimit: { burst: 10, perSecond: 10 }, idempotency: { key: 'flight', fingerprint: 'f' } })).kind).toBe(
-      'in-progress',
-    );
+    expect(
+      (await gate.admit({ rateLimit: { burst: 10, perSecond: 10 }, cost: 1, idempotency: { key: 'flight', fingerprint: 'f' } })).kind,
+    ).toBe('in-progress');
     const pending = await runInDurableObject(gate, (_, state) =>
       state.storage.sql.exec<{ expires_at: number }>("SELECT expires_at FROM idempotency WHERE key = 'flight'").one(),
     );
@@ -451,17 +452,17 @@ describe('idempotency keys', () => {
     await runInDurableObject(gate, (_, state) =>
       state.storage.sql.exec("UPDATE idempotency SET expires_at = ? WHERE key = 'flight'", Date.now() - 1),
     );
-    expect((await gate.admit({ rateLimit: { burst: 10, perSecond: 10 }, idempotency: { key: 'flight', fingerprint: 'f' } })).kind).toBe(
-      'go',
-    );
+    expect(
+      (await gate.admit({ rateLimit: { burst: 10, perSecond: 10 }, cost: 1, idempotency: { key: 'flight', fingerprint: 'f' } })).kind,
+    ).toBe('go');
   });
 });
 
 describe('history and replay', () => {
   it('pages 100 messages by default and takes limit 1 and 500 (durability.test.ts: 0 and 501)', async () => {
     const roomId = await room();
-    const hookId = await hookFor(roomId);
-    for (let i = 1; i <= 101; i++) expect((await post(hookId, { message: `h${i}` })).status).toBe(200);
+    const hook = await hookFor(roomId);
+    for (let i = 1; i <= 101; i++) expect((await post(hook, { message: `h${i}` })).status).toBe(200);
     const byDefault = await call('GET', `/api/v1/rooms/${roomId}/messages`);
     expect(byDefault.body.entities).toHaveLength(100);
     expect(byDefault.body.nextAfter).toBe(100);

@@ -1,7 +1,8 @@
 /**
- * Ids and secrets: webhook ids are UUIDv4 taken from crypto.randomUUID(); and no path that compares
- * a token, a ticket or a webhook id can answer differently for a near miss (a prefix, one character
- * more, less or changed). Timing cannot be measured meaningfully inside workerd, so what is tested is
+ * Ids and secrets: webhook ids and webhook posting secrets (the last segment of a webhook's URL) are
+ * UUIDv4s taken from crypto.randomUUID(), unrelated to each other; and no path that compares a token,
+ * a ticket or a posting secret can answer differently for a near miss (a prefix, one character more,
+ * less or changed). Timing cannot be measured meaningfully inside workerd, so what is tested is
  * the code path: secrets are hashed before any comparison, so the comparison always runs over two
  * 32-byte digests with crypto.subtle.timingSafeEqual, and lookups go by SHA-256, never by the secret.
  */
@@ -36,26 +37,38 @@ function nearMisses(secret: string): string[] {
   ].filter((s) => s !== secret);
 }
 
-describe('webhook ids', () => {
-  it('are fresh UUIDv4s from crypto.randomUUID(), on create and on rotate', async () => {
+/** The posting secret: the last segment of the webhook's URL. */
+function secretOf(hook: { url: string }): string {
+  return hook.url.split('/').pop()!;
+}
+
+describe('webhook ids and posting secrets', () => {
+  it('are fresh UUIDv4s from crypto.randomUUID(): id and secret on create, a new secret on rotate', async () => {
     const roomId = await room();
     const spy = vi.spyOn(crypto, 'randomUUID');
     const created = await call('POST', '/api/v1/webhooks', { json: { name: 'uuid', kind: 'generic', roomId } });
     expect(created.status).toBe(201);
     expect(created.body.id).toMatch(UUID_V4);
+    expect(secretOf(created.body)).toMatch(UUID_V4);
+    expect(secretOf(created.body)).not.toBe(created.body.id);
     expect(spy.mock.results.map((r) => r.value)).toContain(created.body.id);
+    expect(spy.mock.results.map((r) => r.value)).toContain(secretOf(created.body));
 
     spy.mockClear();
     const rotated = await call('POST', `/api/v1/webhooks/${created.body.id}/rotate`);
-    expect(rotated.body.id).toMatch(UUID_V4);
-    expect(spy.mock.results.map((r) => r.value)).toContain(rotated.body.id);
+    expect(rotated.body.id).toBe(created.body.id);
+    expect(secretOf(rotated.body)).toMatch(UUID_V4);
+    expect(secretOf(rotated.body)).not.toBe(secretOf(created.body));
+    expect(spy.mock.results.map((r) => r.value)).toContain(secretOf(rotated.body));
   });
 
   it('never repeat and vary in every random position over 64 webhooks', async () => {
     const roomId = await room();
     const ids: string[] = [];
-    for (let i = 0; i < 64; i++)
-      ids.push((await call('POST', '/api/v1/webhooks', { json: { name: `u${i}`, kind: 'generic', roomId } })).body.id);
+    for (let i = 0; i < 32; i++) {
+      const hook = (await call('POST', '/api/v1/webhooks', { json: { name: `u${i}`, kind: 'generic', roomId } })).body;
+      ids.push(hook.id, secretOf(hook));
+    }
     expect(new Set(ids).size).toBe(64);
     for (const id of ids) expect(id).toMatch(UUID_V4);
     // Each of the 30 fully random hex positions (not the version nibble, not the variant) takes several values.
@@ -66,7 +79,7 @@ describe('webhook ids', () => {
     }
   });
 
-  it('answer the same 404 for every near miss of a live id, which keeps working', async () => {
+  it('answer the same 404 for every near miss of a live secret, and for the id itself; the secret keeps working', async () => {
     const roomId = await room();
     const hook = (
       await call('POST', '/api/v1/webhooks', {
@@ -74,7 +87,7 @@ describe('webhook ids', () => {
       })
     ).body;
     const answers = [];
-    for (const miss of nearMisses(hook.id)) {
+    for (const miss of [...nearMisses(secretOf(hook)), hook.id]) {
       const res = await call('POST', `/webhooks/api/v1/webhook/${encodeURIComponent(miss)}`, {
         token: null,
         json: { message: 'near miss' },
@@ -83,23 +96,23 @@ describe('webhook ids', () => {
       answers.push({ ...res.body, contextId: undefined });
     }
     for (const a of answers) expect(a).toEqual(answers[0]);
-    expect((await call('POST', `/webhooks/api/v1/webhook/${hook.id}`, { token: null, json: { message: 'hit' } })).status).toBe(200);
+    expect((await call('POST', `/webhooks/api/v1/webhook/${secretOf(hook)}`, { token: null, json: { message: 'hit' } })).status).toBe(200);
     const stored = (await call('GET', `/api/v1/rooms/${roomId}/messages`)).body.entities.map((m: { markdown: string }) => m.markdown);
     expect(stored).toEqual(['hit']);
   });
 
-  it('are looked up by their SHA-256, not by the id itself, on the public post', async () => {
+  it('are looked up by the SHA-256 of the secret, never by the secret itself, on the public post', async () => {
     const roomId = await room();
     const hook = (await call('POST', '/api/v1/webhooks', { json: { name: 'hashed', kind: 'generic', roomId } })).body;
     const digest = vi.spyOn(crypto.subtle, 'digest');
     const prepare = vi.spyOn(env.DB, 'prepare');
-    expect((await call('POST', `/webhooks/api/v1/webhook/${hook.id}`, { token: null, json: { message: 'x' } })).status).toBe(200);
+    expect((await call('POST', `/webhooks/api/v1/webhook/${secretOf(hook)}`, { token: null, json: { message: 'x' } })).status).toBe(200);
     const hashed = await Promise.all(digest.mock.calls.map(async ([, data]) => new TextDecoder().decode(data as ArrayBuffer)));
-    expect(hashed).toContain(hook.id);
-    // No statement the post prepares compares the raw id.
+    expect(hashed).toContain(secretOf(hook));
+    // No statement the post prepares compares the raw secret (the gate loads the row by its public id).
     const sql = prepare.mock.calls.map(([text]) => text);
-    expect(sql.some((s) => /id_hash/.test(s))).toBe(true);
-    expect(sql.filter((s) => /from "webhooks"/i.test(s) && /"webhooks"\."id" =/.test(s))).toEqual([]);
+    expect(sql.some((s) => /post_secret_hash/.test(s))).toBe(true);
+    expect(sql.filter((s) => /"webhooks"\."post_secret" =/.test(s))).toEqual([]);
   });
 });
 

@@ -1,4 +1,5 @@
 import type { PackedMetric, Rollup } from '../rollups';
+import { SPAN_CLASS_KEY_PREFIX, spanClass } from '../span-class';
 import { DATA_SQL } from './observation-codec';
 import type { ConversationWrite } from './write-plan';
 
@@ -25,26 +26,44 @@ export const GUARD_SQL = `INSERT INTO ingest_guard (conflicts) SELECT
 export const CLEAR_GUARD_SQL = 'DELETE FROM ingest_guard';
 
 /** New conversations (rows of insertedRow); fails on the primary key when another writer got there first. */
-export const INSERT_CONVERSATIONS_SQL = `INSERT INTO conversations (id, first_emit, last_emit, version, data)
-           SELECT value->>0, value->>1, (value->>1) + (value->>2), 1, unhex(value->>3) FROM json_each(?1)`;
+export const INSERT_CONVERSATIONS_SQL = `INSERT INTO conversations (id, first_emit, last_emit, span_class, version, data)
+           SELECT value->>0, value->>1, (value->>1) + (value->>2), value->>3, 1, unhex(value->>4) FROM json_each(?1)`;
 
 /** Conversations that get new observations (rows of updatedRow). */
-export const UPDATE_CONVERSATIONS_SQL = `UPDATE conversations SET first_emit = u.value->>1, last_emit = u.value->>2, version = u.value->>3, data = unhex(u.value->>4)
+export const UPDATE_CONVERSATIONS_SQL = `UPDATE conversations SET first_emit = u.value->>1, last_emit = u.value->>2, span_class = u.value->>3,
+           version = u.value->>4, data = unhex(u.value->>5)
            FROM json_each(?1) u WHERE conversations.id = u.value->>0`;
 
-/** Keeps the longest conversation span seen (?1), which bounds the raw scans of queries. */
-export const MAX_SPAN_SQL = `INSERT INTO meta (key, value) VALUES ('max_span_ms', ?1) ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)`;
+/**
+ * Records the span classes written and the longest span seen in each (?1: `[class, longest span]`
+ * rows), which bound the raw scans of queries per class (span-class.ts). A conversation that moves to
+ * a larger class leaves its old class's row behind: that only costs reads one empty index seek.
+ */
+export const SPAN_CLASSES_SQL = `INSERT INTO meta (key, value) SELECT '${SPAN_CLASS_KEY_PREFIX}' || (value->>0), value->>1 FROM json_each(?1) WHERE true
+           ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)`;
+
+/** `[class, longest span]` of each span class among these writes. */
+export function spanClassRows(writes: readonly ConversationWrite[]): string {
+  const longest = new Map<number, number>();
+  for (const w of writes) {
+    const span = w.lastEmit - w.firstEmit;
+    const c = spanClass(span);
+    longest.set(c, Math.max(longest.get(c) ?? 0, span));
+  }
+  return JSON.stringify([...longest]);
+}
 
 // The row texts by hand: JSON.stringify would scan every character of the hex data for escapes.
 
-/** `[id, first emit, span, hex data]` */
+/** `[id, first emit, span, span class, hex data]` */
 export function insertedRow(w: ConversationWrite): string {
-  return `[${JSON.stringify(w.id)},${w.firstEmit},${w.lastEmit - w.firstEmit},"${w.data}"]`;
+  const span = w.lastEmit - w.firstEmit;
+  return `[${JSON.stringify(w.id)},${w.firstEmit},${span},${spanClass(span)},"${w.data}"]`;
 }
 
-/** `[id, first emit, last emit, new version, hex data]` */
+/** `[id, first emit, last emit, span class, new version, hex data]` */
 export function updatedRow(w: ConversationWrite): string {
-  return `[${JSON.stringify(w.id)},${w.firstEmit},${w.lastEmit},${w.expectedVersion + 1},"${w.data}"]`;
+  return `[${JSON.stringify(w.id)},${w.firstEmit},${w.lastEmit},${spanClass(w.lastEmit - w.firstEmit)},${w.expectedVersion + 1},"${w.data}"]`;
 }
 
 /** The upsert of one rollup's cells (one JSON array of rollup-rows.ts rollupRows rows). */

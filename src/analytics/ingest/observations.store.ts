@@ -7,10 +7,11 @@ import {
   GUARD_SQL,
   INSERT_CONVERSATIONS_SQL,
   insertedRow,
-  MAX_SPAN_SQL,
   packedUpsertSql,
   READ_CONVERSATIONS_SQL,
   rollupUpsertSql,
+  SPAN_CLASSES_SQL,
+  spanClassRows,
   UPDATE_CONVERSATIONS_SQL,
   updatedRow,
 } from './observations-sql';
@@ -140,8 +141,7 @@ function buildStatements(d1: D1Database, plan: WritePlan, dims: ResolvedDims): D
   for (const chunk of chunkTexts(created.map(insertedRow))) statements.push(d1.prepare(INSERT_CONVERSATIONS_SQL).bind(chunk));
   for (const chunk of chunkTexts(updated.map(updatedRow))) statements.push(d1.prepare(UPDATE_CONVERSATIONS_SQL).bind(chunk));
 
-  const longestSpan = Math.max(...plan.writes.map((w) => w.lastEmit - w.firstEmit));
-  statements.push(d1.prepare(MAX_SPAN_SQL).bind(longestSpan));
+  statements.push(d1.prepare(SPAN_CLASSES_SQL).bind(spanClassRows(plan.writes)));
 
   for (const rollup of ROLLUPS) {
     const chunks = rollup.packed

@@ -2,6 +2,7 @@ import { APPLIES, DIMENSION_INDEX, METRICS, SERVICE_LEVEL, type Dimension } from
 import { invalidValue } from '../../errors';
 import type { DimValues } from '../ingest/to-observations';
 import type { CompiledFilter } from './filter';
+import { tooManyCells } from './too-large';
 import { emptyCounts, type ServiceLevelCounts } from '../service-level';
 
 /** A rangeBound view: the target's observations with value in [gte, lt). */
@@ -27,6 +28,8 @@ export interface AggregateSpec {
   groupBy: Dimension[];
   filter: CompiledFilter;
   maxGroups: number;
+  /** Most stats entries (metric cells, oServiceLevel and view entries) it may hold; one more throws 413. */
+  maxCells: number;
   views?: ViewSpec[];
   rank?: RankSpec;
 }
@@ -168,6 +171,8 @@ export class Aggregation {
   /** Per metric index (arrays, not maps: add() runs once per cell). */
   private readonly viewsByTarget: ({ index: number; view: ViewSpec }[] | undefined)[] = [];
   private readonly serviceLevelRole: (keyof ServiceLevelCounts | undefined)[];
+  /** Stats entries created so far (spec.maxCells bounds them). */
+  private cells = 0;
 
   constructor(private readonly spec: AggregateSpec) {
     const extra = new Set([...(spec.views ?? []).map((v) => v.target), ...(spec.rank ? [spec.rank.metric] : [])]);
@@ -201,13 +206,17 @@ export class Aggregation {
       const state = this.groupFor(metric, dims);
       const key = cellKey(bucket, metric);
       const row = state.cells.get(key);
-      if (row === undefined) state.cells.set(key, this.table.push(count, sum, min, max));
-      else this.table.merge(row, count, sum, min, max);
+      if (row === undefined) {
+        this.countCell();
+        state.cells.set(key, this.table.push(count, sum, min, max));
+      } else this.table.merge(row, count, sum, min, max);
       const views = this.viewsByTarget[metric];
       if (views) {
         for (const { index, view } of views) {
           if ((view.gte === undefined || value >= view.gte) && (view.lt === undefined || value < view.lt)) {
-            accumulate(this.bucketMap(state.views, bucket), index, 1, value, value, value);
+            const accs = this.bucketMap(state.views, bucket);
+            if (!accs.has(index)) this.countCell();
+            accumulate(accs, index, 1, value, value, value);
           }
         }
       }
@@ -216,9 +225,17 @@ export class Aggregation {
     if (role && filter(SERVICE_LEVEL.metric, metric, dims, value)) {
       const state = this.groupFor(SERVICE_LEVEL.metric, dims);
       let counts = state.serviceLevel.get(bucket);
-      if (!counts) state.serviceLevel.set(bucket, (counts = emptyCounts()));
+      if (!counts) {
+        this.countCell();
+        state.serviceLevel.set(bucket, (counts = emptyCounts()));
+      }
       counts[role] += count;
     }
+  }
+
+  /** One more stats entry: the bound is checked as the answer grows, long before it is written. */
+  private countCell(): void {
+    if (++this.cells > this.spec.maxCells) throw tooManyCells(this.spec.maxCells);
   }
 
   private bucketMap<T>(map: Map<number, Map<number, T>>, bucket: number): Map<number, T> {

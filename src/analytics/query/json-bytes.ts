@@ -21,8 +21,16 @@ export class JsonBytes {
   private buf: Uint8Array<ArrayBuffer>;
   private len = 0;
 
-  constructor(initialBytes = 64 * 1024) {
-    this.buf = new Uint8Array(initialBytes);
+  /**
+   * `maxBytes`: the text may never grow past it; a write that would throws `overflow()`, so an answer
+   * too large to send is refused as soon as it passes the bound, and the buffer never outgrows it.
+   */
+  constructor(
+    initialBytes = 64 * 1024,
+    private readonly maxBytes = Number.POSITIVE_INFINITY,
+    private readonly overflow: () => Error = () => new RangeError(`JSON text longer than ${maxBytes} bytes`),
+  ) {
+    this.buf = new Uint8Array(Math.min(initialBytes, maxBytes));
   }
 
   /** Bytes written so far; with `rewind`, this drops what a part wrote when it turns out empty. */
@@ -77,19 +85,19 @@ export class JsonBytes {
       this.text(JSON.stringify(value));
       return;
     }
-    if (this.len + 17 > this.buf.length) this.grow(17);
-    const buf = this.buf;
     if (value >= 0 && value < 10) {
-      buf[this.len++] = 48 + value;
+      this.char(48 + value);
       return;
     }
     let n = value;
+    let digits = 1;
+    for (let p = 10; p <= Math.abs(n); p *= 10) digits++;
+    this.room(n < 0 ? digits + 1 : digits);
+    const buf = this.buf;
     if (n < 0) {
       buf[this.len++] = 45; // '-'
       n = -n;
     }
-    let digits = 1;
-    for (let p = 10; p <= n; p *= 10) digits++;
     let at = this.len + digits;
     this.len = at;
     do {
@@ -109,8 +117,11 @@ export class JsonBytes {
   }
 
   private grow(more: number): void {
-    let size = this.buf.length * 2;
-    while (size < this.len + more) size *= 2;
+    const needed = this.len + more;
+    if (needed > this.maxBytes) throw this.overflow();
+    let size = Math.max(1, this.buf.length * 2);
+    while (size < needed) size *= 2;
+    size = Math.min(size, this.maxBytes);
     const next = new Uint8Array(size);
     next.set(this.buf.subarray(0, this.len));
     this.buf = next;

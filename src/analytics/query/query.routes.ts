@@ -33,6 +33,7 @@ export const queryRoutes = new Hono<AppEnv>().post(
       groupBy: query.groupBy,
       filter: compileFilter(query.filter),
       maxGroups: ANALYTICS_LIMITS.maxGroups,
+      maxCells: ANALYTICS_LIMITS.maxAnswerCells,
       views: query.views.map((v) => ({ name: v.name, target: index(v.target), gte: v.range.gte, lt: v.range.lt })),
       rank:
         query.queryType === 'groupBy' || !query.sortMetric
@@ -40,7 +41,7 @@ export const queryRoutes = new Hono<AppEnv>().post(
           : { order: query.queryType, metric: index(query.sortMetric.name), function: query.sortMetric.function, limit: query.limit },
     };
     const aggregation = new Aggregation(spec);
-    const source = await readInto(
+    const { source } = await readInto(
       c.env.DB,
       {
         plan,
@@ -53,6 +54,7 @@ export const queryRoutes = new Hono<AppEnv>().post(
     );
     c.header('Switchboard-Query-Source', source);
     const intervalOf = (bucket: number) => formatInterval(plan.boundaries[bucket]!, plan.boundaries[bucket + 1]!);
-    return c.body(answerJson(aggregation, await settings, intervalOf), 200, { 'Content-Type': 'application/json' });
+    const body = await answerJson(aggregation, await settings, intervalOf, ANALYTICS_LIMITS.maxAnswerBytes);
+    return c.body(body, 200, { 'Content-Type': 'application/json' });
   },
 );

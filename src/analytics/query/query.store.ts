@@ -1,9 +1,13 @@
 import { DIMENSIONS, METRICS, type Dimension } from '../catalog';
 import { DATA_SQL, decodeObservations } from '../ingest/observation-codec';
 import type { DimValues } from '../ingest/to-observations';
+import { ANALYTICS_LIMITS } from '../limits';
 import { pickRollup, ROLLUPS, type PackedMetric, type Rollup } from '../rollups';
+import { SPAN_CLASS_KEY_PREFIX } from '../span-class';
 import type { Aggregation } from './aggregate';
 import { alignedTo, bucketIndex, uniformRuns, type BucketPlan, type UniformRun } from './interval';
+import { Pacer } from './pace';
+import { tooManyRawConversations } from './too-large';
 
 /** Where an answer was read from, e.g. `rollup:agg_queue@1440` or `raw`; sent as a response header. */
 export type QuerySource = string;
@@ -18,23 +22,40 @@ export interface ReadSpec {
   pushdown?: { dimension: Dimension; value: string }[];
   /** Metric predicates and views judge single values: only raw observations have them. */
   needsValues: boolean;
+  /** Most conversations the raw path may read; one more throws 413. Default: ANALYTICS_LIMITS.maxRawConversations. */
+  maxRawConversations?: number;
+}
+
+/** What a read did: where from, and for the raw path how much it read. */
+export interface ReadResult {
+  source: QuerySource;
+  /** Conversations decoded from the raw rows (0 from a rollup). */
+  conversations: number;
+  /** Rows D1 reports the raw path's statements read (index entries and table rows); 0 from a rollup. */
+  rowsRead: number;
 }
 
 const RAW_PAGE_ROWS = 2_000;
+/**
+ * Cells or observations added between pauses that let other requests in the isolate run: a few ms
+ * of work at most (adding a cell costs well under a µs; decoding a conversation and adding its ~20
+ * observations ~20 µs).
+ */
+const ADDS_PER_PAUSE = 5_000;
 
 /**
  * Reads every observation (or pre-aggregated cell) the query needs into `aggregation`, from the
  * smallest rollup that keeps all the dimensions it looks at, at the coarsest resolution its buckets
  * align to; otherwise from the raw observations.
  */
-export async function readInto(d1: D1Database, spec: ReadSpec, aggregation: Aggregation): Promise<QuerySource> {
+export async function readInto(d1: D1Database, spec: ReadSpec, aggregation: Aggregation): Promise<ReadResult> {
   const picked = spec.needsValues ? undefined : pickRollup(spec.dimensions, (m) => alignedTo(spec.plan, m * 60_000));
+  const pacer = new Pacer(ADDS_PER_PAUSE);
   if (picked) {
-    await readRollup(d1, spec, picked.rollup, picked.res, aggregation);
-    return `rollup:${picked.rollup.table}@${picked.res}`;
+    await readRollup(d1, spec, picked.rollup, picked.res, aggregation, pacer);
+    return { source: `rollup:${picked.rollup.table}@${picked.res}`, conversations: 0, rowsRead: 0 };
   }
-  await readRaw(d1, spec, aggregation);
-  return 'raw';
+  return { source: 'raw', ...(await readRaw(d1, spec, aggregation, pacer)) };
 }
 
 /** More uniform runs than this and buckets are never computed inside SQL. */
@@ -242,7 +263,14 @@ function tooBig(err: unknown): boolean {
   return /SQLITE_TOOBIG|string or blob too big/i.test(String(err));
 }
 
-async function readRollup(d1: D1Database, spec: ReadSpec, rollup: Rollup, res: number, aggregation: Aggregation): Promise<void> {
+async function readRollup(
+  d1: D1Database,
+  spec: ReadSpec,
+  rollup: Rollup,
+  res: number,
+  aggregation: Aggregation,
+  pacer: Pacer,
+): Promise<void> {
   const { sql, unpackedSql, params, dims, fixed, bucketsInSql, packedMetrics } = rollupQuery(spec, rollup, res);
   // One array for every cell: Aggregation.add copies what it keeps.
   const values: DimValues = new Array(DIMENSIONS.length).fill(undefined);
@@ -272,6 +300,8 @@ async function readRollup(d1: D1Database, spec: ReadSpec, rollup: Rollup, res: n
         row[4 + k] as number,
         row[5 + k] as number,
       );
+      const pause = pacer.step();
+      if (pause) await pause;
     }
     return;
   }
@@ -293,12 +323,15 @@ async function readRollup(d1: D1Database, spec: ReadSpec, rollup: Rollup, res: n
           if (flat[c]! > 0) aggregation.add(bucket, metrics[j]!, values, flat[c]!, flat[c + 1]!, flat[c + 2]!, flat[c + 3]!);
         }
       }
-      continue;
+    } else {
+      for (let cell = 0; cell < flat.length; cell += cellStride) {
+        for (let i = 0; i < k; i++) values[dims[i]!.index] = dictionary[flat[cell + 1 + i]!];
+        aggregation.add(bucket, flat[cell]!, values, flat[cell + 1 + k]!, flat[cell + 2 + k]!, flat[cell + 3 + k]!, flat[cell + 4 + k]!);
+      }
     }
-    for (let cell = 0; cell < flat.length; cell += cellStride) {
-      for (let i = 0; i < k; i++) values[dims[i]!.index] = dictionary[flat[cell + 1 + i]!];
-      aggregation.add(bucket, flat[cell]!, values, flat[cell + 1 + k]!, flat[cell + 2 + k]!, flat[cell + 3 + k]!, flat[cell + 4 + k]!);
-    }
+    // A row holds one slot's cells (up to thousands): pause between rows, never inside one.
+    const pause = pacer.step(flat.length / (rows[r]![2] === 1 ? packedStride : cellStride));
+    if (pause) await pause;
   }
 }
 
@@ -311,31 +344,71 @@ function sqlBucket(runs: UniformRun[]): string {
 }
 
 /**
- * Scans the conversations whose observations can fall in the interval: those that started at most
- * the longest conversation span before it, found through the first_emit index, page by page.
+ * Scans the conversations whose observations can fall in the interval, per span class present
+ * (span-class.ts): those of the class that started at most its longest span before the interval,
+ * found through the (span_class, first_emit) index, page by page in index order (first_emit, rowid).
+ * Stops with 413 once more than maxRawConversations have been read.
  */
-async function readRaw(d1: D1Database, spec: ReadSpec, aggregation: Aggregation): Promise<void> {
-  const span = (await d1.prepare(`SELECT value FROM meta WHERE key = 'max_span_ms'`).first<number>('value')) ?? 0;
+async function readRaw(
+  d1: D1Database,
+  spec: ReadSpec,
+  aggregation: Aggregation,
+  pacer: Pacer,
+): Promise<{ conversations: number; rowsRead: number }> {
+  const classes = await d1
+    .prepare(`SELECT key, value FROM meta WHERE key >= ?1 AND key < ?2`)
+    .bind(SPAN_CLASS_KEY_PREFIX, nextKey(SPAN_CLASS_KEY_PREFIX))
+    .all<{ key: string; value: number }>();
+  const read = { conversations: 0, rowsRead: classes.meta.rows_read };
+  for (const { key, value: longestSpan } of classes.results) {
+    const spanClass = Number(key.slice(SPAN_CLASS_KEY_PREFIX.length));
+    await readRawClass(d1, spec, aggregation, pacer, spanClass, longestSpan, read);
+  }
+  return read;
+}
+
+/** The first string after every string starting with `prefix` (its last character + 1). */
+function nextKey(prefix: string): string {
+  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+}
+
+async function readRawClass(
+  d1: D1Database,
+  spec: ReadSpec,
+  aggregation: Aggregation,
+  pacer: Pacer,
+  spanClass: number,
+  longestSpan: number,
+  read: { conversations: number; rowsRead: number },
+): Promise<void> {
   const { start, end } = spec.plan;
   const wanted = spec.metrics ? new Set(spec.metrics) : undefined;
-  let after: [number, string] = [start - span - 1, ''];
+  let after: [number, number] = [start - longestSpan - 1, 0];
   for (;;) {
-    const { results } = await d1
+    const page = await d1
       .prepare(
-        `SELECT id, first_emit, ${DATA_SQL} AS data FROM conversations
-         WHERE first_emit >= ?1 AND (first_emit > ?1 OR id > ?2) AND first_emit < ?3 AND last_emit >= ?4
-         ORDER BY first_emit, id LIMIT ${RAW_PAGE_ROWS}`,
+        `SELECT rowid, id, first_emit, ${DATA_SQL} AS data FROM conversations
+         WHERE span_class = ?5 AND first_emit >= ?1 AND (first_emit > ?1 OR rowid > ?2) AND first_emit < ?3 AND last_emit >= ?4
+         ORDER BY first_emit, rowid LIMIT ${RAW_PAGE_ROWS}`,
       )
-      .bind(after[0], after[1], end, start)
-      .all<{ id: string; first_emit: number; data: string }>();
+      .bind(after[0], after[1], end, start, spanClass)
+      .all<{ rowid: number; id: string; first_emit: number; data: string }>();
+    const { results } = page;
+    read.rowsRead += page.meta.rows_read;
+    read.conversations += results.length;
+    const max = spec.maxRawConversations ?? ANALYTICS_LIMITS.maxRawConversations;
+    if (read.conversations > max) throw tooManyRawConversations(max);
     for (const row of results) {
-      for (const obs of decodeObservations(row.data, row.first_emit, row.id)) {
+      const observations = decodeObservations(row.data, row.first_emit, row.id);
+      for (const obs of observations) {
         if (obs.emit < start || obs.emit >= end || (wanted && !wanted.has(obs.metric))) continue;
         aggregation.add(bucketIndex(spec.plan, obs.emit), obs.metric, obs.dims, 1, obs.value, obs.value, obs.value, obs.value);
       }
+      const pause = pacer.step(observations.length);
+      if (pause) await pause;
     }
     if (results.length < RAW_PAGE_ROWS) return;
     const last = results[results.length - 1]!;
-    after = [last.first_emit, last.id];
+    after = [last.first_emit, last.rowid];
   }
 }

@@ -1,6 +1,8 @@
 import { METRICS, SERVICE_LEVEL } from '../catalog';
 import { bucketOfCell, cellKey, type Aggregation, type GroupState } from './aggregate';
 import { jsonPiece, JsonBytes } from './json-bytes';
+import { Pacer } from './pace';
+import { answerTooLarge } from './too-large';
 import { groupServiceLevel, type ServiceLevelSettings, type ServiceLevelStats } from '../service-level';
 
 /** Constant pieces of the answer's JSON, encoded once. */
@@ -31,20 +33,25 @@ const OPEN_BRACKET = 91;
 const CLOSE_BRACKET = 93;
 const OPEN_BRACE = 123;
 const CLOSE_BRACE = 125;
+/** Stats entries written between pauses that let other requests run (~400 KB of answer, a few ms). */
+const ENTRIES_PER_PAUSE = 5_000;
 
 /**
  * The aggregate query's answer, `{"results": […]}` in Genesys' wire format, as UTF-8: groups in
  * the aggregation's order (at most its limit of them), each with `data` per bucket in time order
  * (`interval` from `intervalOf`), metrics in answer order, views in request order. A group or bucket
- * with nothing to show is left out.
+ * with nothing to show is left out. Longer than `maxBytes`: throws 413 as soon as the text passes it.
+ * Pauses now and then so that other requests in the isolate are served meanwhile.
  */
-export function answerJson(
+export async function answerJson(
   aggregation: Aggregation,
   serviceLevel: ServiceLevelSettings,
   intervalOf: (bucket: number) => string,
-): Uint8Array<ArrayBuffer> {
+  maxBytes = Number.POSITIVE_INFINITY,
+): Promise<Uint8Array<ArrayBuffer>> {
   const groups = aggregation.groupsInOrder();
-  const out = new JsonBytes(sizeHint(groups));
+  const out = new JsonBytes(sizeHint(groups), maxBytes, () => answerTooLarge(maxBytes));
+  const pacer = new Pacer(ENTRIES_PER_PAUSE);
   out.piece(P.results);
   const limit = aggregation.limit;
   const intervals: Uint8Array[] = [];
@@ -57,7 +64,7 @@ export function answerJson(
     out.piece(P.group);
     out.text(JSON.stringify(state.group));
     out.piece(P.data);
-    if (writeGroupData(out, aggregation, state, serviceLevel, interval)) {
+    if (await writeGroupData(out, aggregation, state, serviceLevel, interval, pacer)) {
       out.char(CLOSE_BRACKET);
       out.char(CLOSE_BRACE);
       written++;
@@ -77,13 +84,14 @@ function sizeHint(groups: readonly GroupState[]): number {
 }
 
 /** One `{"interval", "metrics", "views"?}` entry per bucket with data; false when there is none. */
-function writeGroupData(
+async function writeGroupData(
   out: JsonBytes,
   aggregation: Aggregation,
   state: GroupState,
   serviceLevel: ServiceLevelSettings,
   interval: (bucket: number) => Uint8Array,
-): boolean {
+  pacer: Pacer,
+): Promise<boolean> {
   const order = aggregation.order;
   const views = aggregation.views;
   const bucketIds = new Set([...state.serviceLevel.keys(), ...state.views.keys()]);
@@ -121,6 +129,8 @@ function writeGroupData(
       out.char(CLOSE_BRACE);
     }
     out.char(CLOSE_BRACKET);
+    const pause = pacer.step(metrics + 1);
+    if (pause) await pause;
     let written = 0;
     const viewAccs = state.views.get(bucket);
     if (viewAccs) {

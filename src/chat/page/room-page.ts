@@ -5,7 +5,10 @@
  */
 export const ROOM_PAGE_ASSET = '/rooms/index.html';
 
-/** Strict CSP: scripts and styles only from this origin, no inline code, images over https only. */
+/**
+ * Strict CSP: scripts, styles and images only from this origin, no inline code. Messages never hold
+ * an <img> (markdown.ts shows images as links), so no message makes a viewer's browser fetch anything.
+ */
 export function roomPageCsp(requestUrl: string): string {
   const url = new URL(requestUrl);
   const ws = `${url.protocol === 'https:' ? 'wss:' : 'ws:'}//${url.host}`;
@@ -13,7 +16,7 @@ export function roomPageCsp(requestUrl: string): string {
     "default-src 'none'",
     "script-src 'self'",
     `connect-src 'self' ${ws}`,
-    'img-src https:',
+    "img-src 'self'",
     "style-src 'self'",
     "base-uri 'none'",
     "form-action 'none'",

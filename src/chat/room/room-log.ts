@@ -17,6 +17,21 @@ export type LogRow = {
 
 const LOG_COLUMNS = 'seq, id, webhook_id, markdown, html, metadata, created_at';
 
+/**
+ * One replay page of `source` (a table and its condition, whose last `?` is the seq after which the
+ * page starts): at most `?` rows (read first, so a page never reads further), and of those only the
+ * ones that start within `?` characters (the first always), so a page of large messages stays small.
+ * The same columns in the room's log and in D1's `messages`.
+ */
+export function replayPageSql(source: string): string {
+  const size = 'length(markdown) + length(html) + ifnull(length(metadata), 0) + 300';
+  return `SELECT ${LOG_COLUMNS} FROM (
+      SELECT ${LOG_COLUMNS}, size, SUM(size) OVER (ORDER BY seq) AS upto FROM (
+        SELECT ${LOG_COLUMNS}, ${size} AS size FROM ${source} ORDER BY seq LIMIT ?))
+    WHERE upto - size < ? ORDER BY seq`;
+}
+const LOCAL_PAGE = replayPageSql('log WHERE seq > ?');
+
 /** `prepared` holds multi-room drafts awaiting their commit (see two-phase.ts). */
 function migrate(sql: SqlStorage): void {
   sql.exec(`
@@ -155,10 +170,12 @@ export class RoomLog {
     return row.seq ?? this.newestSeq + 1;
   }
 
-  /** Every stored message after `seq`, in order. */
-  messagesAfter(seq: number): ChatMessage[] {
-    const rows = this.sql.exec<LogRow>(`SELECT ${LOG_COLUMNS} FROM log WHERE seq > ? ORDER BY seq`, seq).toArray();
-    return rows.map((row) => this.toMessage(row));
+  /** Stored messages after `seq`, in order: one replay page (replayPageSql) of at most `rows` and about `chars`. */
+  pageAfter(seq: number, rows: number, chars: number): ChatMessage[] {
+    return this.sql
+      .exec<LogRow>(LOCAL_PAGE, seq, rows, chars)
+      .toArray()
+      .map((row) => this.toMessage(row));
   }
 
   /** The oldest rows not yet in D1, in order. */

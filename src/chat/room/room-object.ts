@@ -1,4 +1,5 @@
 import { DurableObject } from 'cloudflare:workers';
+import { CHAT_LIMITS } from '../limits';
 import { PROTOCOL } from '../protocol';
 import { AlarmSchedule } from './alarm';
 import { Outbox } from './outbox';
@@ -29,6 +30,8 @@ export class RoomObject extends DurableObject<Env> {
     super(ctx, env);
     this.log = new RoomLog(ctx.storage);
     this.alarms = new AlarmSchedule(ctx.storage);
+    // Before any event: the alarm already set, so `ensure` never moves it later (see alarm.ts).
+    void ctx.blockConcurrencyWhile(() => this.alarms.load());
     this.viewers = new Viewers(ctx, env.DB, this.log);
     this.outbox = new Outbox(env.DB, this.log, this.alarms);
     this.prepared = new PreparedDrafts(ctx.storage.sql, env.WEBHOOK_GATES, this.alarms);
@@ -81,8 +84,10 @@ export class RoomObject extends DurableObject<Env> {
 
   /**
    * WebSocket upgrade, forwarded by the Worker after it checked the viewer's permission. Query:
-   * `room` (the room id), and `after` (replay every message after that seq) or `tail` (replay the
-   * latest n); neither: live messages only.
+   * `room` (the room id), `token` (the id of the token that opened it, for revocation), and `after`
+   * (replay every message after that seq) or `tail` (replay the latest n); neither: live messages
+   * only. Answers 101 at once (the replay follows in pages), or 429 when the room has its maximum
+   * of viewers (the Worker answers 503).
    */
   override async fetch(request: Request): Promise<Response> {
     if (request.headers.get('Upgrade')?.toLowerCase() !== 'websocket') {
@@ -95,12 +100,20 @@ export class RoomObject extends DurableObject<Env> {
       if (err instanceof RoomGoneError) return new Response('The room was deleted.', { status: 410 });
       throw err;
     }
-    const client = await this.viewers.connect(url.searchParams.get(PROTOCOL.query.after), url.searchParams.get(PROTOCOL.query.tail));
+    const client = this.viewers.connect(
+      url.searchParams.get(PROTOCOL.query.after),
+      url.searchParams.get(PROTOCOL.query.tail),
+      url.searchParams.get('token') ?? '',
+    );
+    if (client === null) return new Response('The room has its maximum of viewers.', { status: 429 });
+    // The socket's maximum lifetime: the alarm closes it (and every other one then due).
+    this.alarms.ensure(Date.now() + CHAT_LIMITS.socketLifetimeMs);
     return new Response(null, { status: 101, webSocket: client });
   }
 
-  override webSocketMessage(): void {
-    // Viewers only send heartbeats, which the runtime answers without waking this object.
+  /** Acks (flow control); heartbeats never get here: the runtime answers them without waking this object. */
+  override webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): void {
+    this.viewers.message(ws, message);
   }
 
   override webSocketClose(ws: WebSocket, code: number): void {
@@ -111,6 +124,12 @@ export class RoomObject extends DurableObject<Env> {
     this.viewers.failed(ws);
   }
 
+  /** The token was revoked: its sockets here are closed (4401). Returns how many. */
+  closeToken(tokenId: string): number {
+    if (this.log.deleted) return 0;
+    return this.viewers.closeToken(tokenId);
+  }
+
   // ---- flushing to D1 -----------------------------------------------------------------------
 
   /** Resolves once every message stored so far is in D1 (history reads D1 after this). */
@@ -119,11 +138,13 @@ export class RoomObject extends DurableObject<Env> {
     await this.outbox.flush();
   }
 
-  // ---- alarm: flush retries and settling of stale prepared messages --------------------------
+  // ---- alarm: flush retries, settling of stale prepared messages, socket lifetimes -----------
 
   override async alarm(): Promise<void> {
     this.alarms.forget();
     if (this.log.deleted) return;
+    const nextExpiry = this.viewers.closeExpired(Date.now());
+    if (nextExpiry !== null) this.alarms.ensure(nextExpiry);
     await this.prepared.settleStale(this.log.roomId, (draft, txId) => this.commitMessage(draft, txId));
     await this.outbox.attempt();
     this.prepared.scheduleSettling();

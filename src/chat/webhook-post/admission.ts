@@ -3,7 +3,7 @@ import { ApiError } from '../../http/api-error';
 import { storeUnavailable } from '../chat-errors';
 import { gateStub } from '../stubs';
 import type { Admission } from '../webhook-gate';
-import { findWebhookByUrlId, type WebhookRow } from '../webhooks.store';
+import { findWebhookByPostSecretHash, postSecretHash, type WebhookRow } from '../webhooks.store';
 import type { ReadPost, WebhookCopy } from './read-post';
 
 type Post = Extract<ReadPost, { kind: 'post' }>;
@@ -30,35 +30,43 @@ const MAX_CACHED = 1_000;
 const MAX_READS = 3;
 
 /**
- * The isolate's copies of webhook rows by URL id, so a post needs no D1 query. A copy is only a hint:
- * the webhook's gate checks its version (`updatedAt`) before admitting a post and answers "stale" with
- * its own copy, which every change goes through (webhook-gate.ts). Only rows D1 or the gate returned
- * are kept: an unknown id is never remembered.
+ * The isolate's copies of webhook rows by the SHA-256 of the URL's posting secret, so a post needs no
+ * D1 query. A copy is only a hint: the webhook's gate checks its version (`updatedAt`) before admitting
+ * a post and answers "stale" with its own copy, which every change (rotation included) goes through
+ * (webhook-gate.ts). A copy is kept, and used, only under the hash of the secret it holds: after a
+ * rotation the old secret's copy is stale at the gate, and the gate's copy (the new secret) does not
+ * match the old URL, which then finds no webhook. An unknown secret is never remembered.
  */
 const copies = new Map<string, WebhookRow>();
 
+/** The row, if it is the webhook of the URL secret whose hash is `secretHash`. */
+function forSecret(secretHash: string, row: WebhookRow | null | undefined): WebhookRow | undefined {
+  return row && row.postSecretHash === secretHash ? row : undefined;
+}
+
 export const webhookCopies = {
-  get(urlId: string): WebhookRow | undefined {
-    return copies.get(urlId);
+  get(secretHash: string): WebhookRow | undefined {
+    return copies.get(secretHash);
   },
-  /** Keeps the row D1 or the gate returned for the id; none (deleted, rotated away, unknown): forgets it. */
-  remember(urlId: string, row: WebhookRow | null | undefined): void {
-    copies.delete(urlId);
-    if (!row || row.id !== urlId) return;
-    copies.set(urlId, row);
+  /** Keeps the row D1 or the gate returned for the secret's hash; none (deleted, rotated, unknown): forgets it. */
+  remember(secretHash: string, row: WebhookRow | null | undefined): void {
+    copies.delete(secretHash);
+    const own = forSecret(secretHash, row);
+    if (!own) return;
+    copies.set(secretHash, own);
     if (copies.size > MAX_CACHED) copies.delete(copies.keys().next().value!);
   },
 };
 
-async function load(db: Db, urlId: string): Promise<WebhookRow | undefined> {
+async function load(db: Db, secretHash: string): Promise<WebhookRow | undefined> {
   let row: WebhookRow | undefined;
   try {
-    row = await findWebhookByUrlId(db, urlId);
+    row = await findWebhookByPostSecretHash(db, secretHash);
   } catch (err) {
     console.error('webhook lookup failed', err);
     throw storeUnavailable();
   }
-  webhookCopies.remember(urlId, row);
+  webhookCopies.remember(secretHash, row);
   return row;
 }
 
@@ -66,23 +74,26 @@ async function load(db: Db, urlId: string): Promise<WebhookRow | undefined> {
 type Source = { from: 'cache' } | { from: 'store' } | { from: 'gate'; hook: WebhookRow | null };
 
 /**
- * Admits one post to the webhook at `urlId`: reads it (`read`) against a copy of the webhook, then has
- * the webhook's gate check that copy's version, the rate limit and the idempotency key. No post is ever
- * admitted, refused or acknowledged on a copy older than the gate's:
+ * Admits one post to the webhook whose posting secret is `urlSecret`: reads it (`read`) against a copy
+ * of the webhook (which also routes it), then has the webhook's gate check that copy's version, the
+ * rate limit (one token per target room) and the idempotency key. No post is ever admitted, refused or
+ * acknowledged on a copy older than the gate's:
  * - a copy the gate calls stale is replaced by the gate's own, and the post is read again on it;
  * - a refusal (a 4xx) or an acknowledgement without storing, made on the isolate's copy before the
  *   gate has vouched for it, is made again on D1's copy.
  */
-export async function admitPost(env: Env, db: Db, urlId: string, read: (webhook: WebhookCopy) => Promise<ReadPost>): Promise<Admitted> {
+export async function admitPost(env: Env, db: Db, urlSecret: string, read: (webhook: WebhookCopy) => Promise<ReadPost>): Promise<Admitted> {
+  const secretHash = await postSecretHash(urlSecret);
   let source: Source = { from: 'cache' };
   for (let reads = 1; ; reads++) {
     let usedCache = false;
     const current = source;
     const webhook: WebhookCopy = async () => {
-      if (current.from === 'gate') return current.hook ?? undefined;
-      const cached = current.from === 'cache' ? webhookCopies.get(urlId) : undefined;
+      // The gate's copy is the webhook's current one: after a rotation it no longer has this secret.
+      if (current.from === 'gate') return forSecret(secretHash, current.hook);
+      const cached = current.from === 'cache' ? webhookCopies.get(secretHash) : undefined;
       usedCache = cached !== undefined;
-      return cached ?? load(db, urlId);
+      return cached ?? load(db, secretHash);
     };
 
     let result: ReadPost;
@@ -104,7 +115,7 @@ export async function admitPost(env: Env, db: Db, urlId: string, read: (webhook:
     const admission = await askGate(env, result);
     switch (admission.kind) {
       case 'stale':
-        webhookCopies.remember(urlId, admission.hook);
+        webhookCopies.remember(secretHash, admission.hook);
         if (reads >= MAX_READS) throw storeUnavailable();
         source = { from: 'gate', hook: admission.hook };
         continue;
@@ -130,6 +141,7 @@ async function askGate(env: Env, post: Post): Promise<Admission> {
     return await gateStub(env, post.hook.id).admit({
       webhook: { id: post.hook.id, version: post.hook.updatedAt },
       rateLimit: { burst: post.hook.rateBurst, perSecond: post.hook.ratePerSecond },
+      cost: post.targets.length,
       idempotency: post.idempotency,
     });
   } catch (err) {
@@ -154,7 +166,7 @@ function keyRecord(env: Env, webhookId: string, key: string, claim: number | und
 function admissionError(admission: Extract<Admission, { kind: 'limited' | 'in-progress' | 'key-reused' }>): ApiError {
   switch (admission.kind) {
     case 'limited':
-      return new ApiError(429, 'too.many.requests', 'This webhook is over its rate limit.', [], {
+      return new ApiError(429, 'too.many.requests', 'This webhook is over its rate limit (counted in room deliveries).', [], {
         'Retry-After': String(admission.retryAfterSeconds),
       });
     case 'in-progress':

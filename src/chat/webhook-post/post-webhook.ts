@@ -2,7 +2,6 @@ import type { Db } from '../../db/client';
 import { DeliveryError } from '../chat-errors';
 import { SOAP_ACK } from '../integrations';
 import { renderMarkdown } from '../markdown';
-import { routeMessage } from '../routing';
 import { admitPost } from './admission';
 import { deliver, type DeliveryResult } from './deliver';
 import { PostBody, readPost, type AnswerFormat, type PostRequest } from './read-post';
@@ -16,14 +15,15 @@ export interface PostAnswer {
 }
 
 /**
- * The webhook post, from the URL's id, the request's headers and its bytes to the answer: read the body
- * against the webhook, have the gate admit it, render, route and store it in every target room, then
- * record the answer for its idempotency key. Refusals are thrown as ApiError (the app's one error
- * handler writes them); nothing is stored unless the answer is a 2xx.
+ * The webhook post, from the URL's posting secret, the request's headers and its bytes to the answer:
+ * read the body against the webhook and route it, have the gate admit it (the rate limit counts its
+ * rooms), render and store it in every target room, then record the answer for its idempotency key.
+ * Refusals are thrown as ApiError (the app's one error handler writes them); nothing is stored unless
+ * the answer is a 2xx. Messages carry the webhook's public id, never the secret.
  */
-export async function postToWebhook(env: Env, db: Db, webhookId: string, request: PostRequest): Promise<PostAnswer> {
+export async function postToWebhook(env: Env, db: Db, urlSecret: string, request: PostRequest): Promise<PostAnswer> {
   const body = new PostBody(request);
-  const admitted = await admitPost(env, db, webhookId, (webhook) => readPost(webhook, request, body));
+  const admitted = await admitPost(env, db, urlSecret, (webhook) => readPost(webhook, request, body));
   if (admitted.kind === 'ignored') {
     return answer(admitted.read.format, 200, JSON.stringify({ deliveries: [], ignored: admitted.read.reason }), false);
   }
@@ -32,9 +32,8 @@ export async function postToWebhook(env: Env, db: Db, webhookId: string, request
   const { post, attempt, key } = admitted;
   let result: DeliveryResult;
   try {
-    const targets = routeMessage(post.hook, post.markdown, post.metadata);
     const posted = { webhookId: post.hook.id, markdown: post.markdown, html: renderMarkdown(post.markdown), metadata: post.metadata };
-    result = await deliver(env, targets, posted, attempt);
+    result = await deliver(env, post.targets, posted, attempt);
   } catch (err) {
     await key?.release(err instanceof DeliveryError ? err.maybeStored : false);
     throw err;

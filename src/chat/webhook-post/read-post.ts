@@ -15,6 +15,7 @@ import {
 } from '../integrations';
 import { signatureMatches } from '../integrations/signature';
 import { CHAT_LIMITS, codePointLength } from '../limits';
+import { routeMessage } from '../routing';
 import type { WebhookRow } from '../webhooks.store';
 
 /** A webhook post as the route received it: the body is read once, on first use, within its limit. */
@@ -35,12 +36,21 @@ export type AnswerFormat = 'json' | 'soap';
 
 /**
  * What a post asks for, read against one copy of its webhook:
- * - `post`: a message to store (after the gate admits it);
+ * - `post`: a message to store in `targets` (routed by that copy's mappings), after the gate admits
+ *   it: the rate limit counts one token per target room;
  * - `ignored`: a tool's event that is deliberately not shown (acknowledged, nothing stored).
  * Anything refused is thrown as an ApiError.
  */
 export type ReadPost =
-  | { kind: 'post'; hook: WebhookRow; markdown: string; metadata: string | null; idempotency?: Idempotency; format: AnswerFormat }
+  | {
+      kind: 'post';
+      hook: WebhookRow;
+      markdown: string;
+      metadata: string | null;
+      targets: string[];
+      idempotency?: Idempotency;
+      format: AnswerFormat;
+    }
   | { kind: 'ignored'; reason: string; format: AnswerFormat };
 
 /** `{message, metadata?}` (Genesys' generic webhook body); unknown fields are ignored. */
@@ -142,7 +152,8 @@ export async function readPost(webhook: WebhookCopy, request: PostRequest, body:
     const usableHook = usable(await webhook());
     await verifySignature(usableHook, await body.read(), request.header);
     const idempotency = key === undefined ? undefined : { key, fingerprint: await contentFingerprint(message, metadata) };
-    return { kind: 'post', hook: usableHook, markdown: message, metadata, idempotency, format: 'json' };
+    const targets = routeMessage(usableHook, message, metadata);
+    return { kind: 'post', hook: usableHook, markdown: message, metadata, targets, idempotency, format: 'json' };
   }
   // A broken generic body gets the answer it always got, whatever the webhook.
   if (isGenericAttempt(json)) throw issuesToError(generic.error.issues);
@@ -177,7 +188,7 @@ async function readNative(hook: WebhookRow, kind: NativeKind, post: NativePost, 
       fingerprint: deliveryKey.contentMayChange ? id : await contentFingerprint(markdown, metadata),
     };
   }
-  return { kind: 'post', hook, markdown, metadata, idempotency, format };
+  return { kind: 'post', hook, markdown, metadata, targets: routeMessage(hook, markdown, metadata), idempotency, format };
 }
 
 function usable(hook: WebhookRow | undefined): WebhookRow {

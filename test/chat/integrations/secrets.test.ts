@@ -80,53 +80,53 @@ describe('signed deliveries', () => {
 
   it('accepts a GitHub delivery whose X-Hub-Signature-256 is the HMAC of its exact body', async () => {
     const hook = (await createHook({ kind: 'github', secret: SECRET })).body;
-    const res = await post(hook.id, pushBody, { ...push.headers, 'X-Hub-Signature-256': await sign(SECRET, pushBody) });
+    const res = await post(hook.url, pushBody, { ...push.headers, 'X-Hub-Signature-256': await sign(SECRET, pushBody) });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect((await history(hook.roomId)).body.entities[0].markdown).toBe(push.markdown);
   });
 
   it('answers a wrong or missing signature with 401 bad.signature, before reading the payload, and stores nothing', async () => {
     const hook = (await createHook({ kind: 'github', secret: SECRET })).body;
-    const wrong = await post(hook.id, pushBody, { ...push.headers, 'X-Hub-Signature-256': await sign('another secret', pushBody) });
+    const wrong = await post(hook.url, pushBody, { ...push.headers, 'X-Hub-Signature-256': await sign('another secret', pushBody) });
     expectError(wrong, 401, 'bad.signature', 'X-Hub-Signature-256');
     expect(wrong.body.message).toBe("X-Hub-Signature-256 does not match the body and this webhook's secret.");
-    const missing = await post(hook.id, pushBody, push.headers);
+    const missing = await post(hook.url, pushBody, push.headers);
     expectError(missing, 401, 'bad.signature', 'X-Hub-Signature-256');
     expect(missing.body.message).toBe('This webhook has a secret: send X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body>.');
     // Signed over other bytes (the same JSON, re-serialised): refused.
     const reserialised = JSON.stringify(push.body, null, 1);
     expectError(
-      await post(hook.id, reserialised, { ...push.headers, 'X-Hub-Signature-256': await sign(SECRET, pushBody) }),
+      await post(hook.url, reserialised, { ...push.headers, 'X-Hub-Signature-256': await sign(SECRET, pushBody) }),
       401,
       'bad.signature',
     );
     // GitHub's SHA-1 header alone does not do.
-    expectError(await post(hook.id, pushBody, { ...push.headers, 'X-Hub-Signature': 'sha1=0123' }), 401, 'bad.signature');
+    expectError(await post(hook.url, pushBody, { ...push.headers, 'X-Hub-Signature': 'sha1=0123' }), 401, 'bad.signature');
     // A payload it would not recognise still gets 401 first.
-    expectError(await post(hook.id, '{"x":1}', { 'X-Hub-Signature-256': await sign('nope', '{"x":1}') }), 401, 'bad.signature');
+    expectError(await post(hook.url, '{"x":1}', { 'X-Hub-Signature-256': await sign('nope', '{"x":1}') }), 401, 'bad.signature');
     expect(await count(hook.roomId)).toBe(0);
   });
 
   it('requires the signature for the generic body and for form-encoded deliveries too', async () => {
     const hook = (await createHook({ kind: 'github', secret: SECRET })).body;
     const generic = JSON.stringify({ message: 'hello' });
-    expectError(await post(hook.id, generic, {}), 401, 'bad.signature');
-    expect((await post(hook.id, generic, { 'X-Hub-Signature-256': await sign(SECRET, generic) })).status).toBe(200);
+    expectError(await post(hook.url, generic, {}), 401, 'bad.signature');
+    expect((await post(hook.url, generic, { 'X-Hub-Signature-256': await sign(SECRET, generic) })).status).toBe(200);
     const form = new URLSearchParams({ payload: pushBody }).toString();
     const type = 'application/x-www-form-urlencoded';
     expectError(
-      await post(hook.id, form, { ...push.headers, 'X-Hub-Signature-256': await sign(SECRET, pushBody) }, type),
+      await post(hook.url, form, { ...push.headers, 'X-Hub-Signature-256': await sign(SECRET, pushBody) }, type),
       401,
       'bad.signature',
     );
-    expect((await post(hook.id, form, { ...push.headers, 'X-Hub-Signature-256': await sign(SECRET, form) }, type)).status).toBe(200);
+    expect((await post(hook.url, form, { ...push.headers, 'X-Hub-Signature-256': await sign(SECRET, form) }, type)).status).toBe(200);
     expect(await count(hook.roomId)).toBe(2);
   });
 
   it('accepts unsigned deliveries, and ignores any signature header, when no secret is set', async () => {
     const hook = (await createHook({ kind: 'github' })).body;
-    expect((await post(hook.id, pushBody, push.headers)).status).toBe(200);
-    expect((await post(hook.id, pushBody, { ...push.headers, 'X-Hub-Signature-256': 'sha256=00' })).status).toBe(200);
+    expect((await post(hook.url, pushBody, push.headers)).status).toBe(200);
+    expect((await post(hook.url, pushBody, { ...push.headers, 'X-Hub-Signature-256': 'sha256=00' })).status).toBe(200);
   });
 
   it('checks X-Hub-Signature for Bitbucket Cloud and Jira webhooks with a secret', async () => {
@@ -136,13 +136,13 @@ describe('signed deliveries', () => {
     ] as const) {
       const hook = (await createHook({ kind, secret: 'bb-and-jira' })).body;
       const body = JSON.stringify(c.body);
-      expectError(await post(hook.id, body, c.headers), 401, 'bad.signature', 'X-Hub-Signature');
+      expectError(await post(hook.url, body, c.headers), 401, 'bad.signature', 'X-Hub-Signature');
       expectError(
-        await post(hook.id, body, { ...c.headers, 'X-Hub-Signature-256': await sign('bb-and-jira', body) }),
+        await post(hook.url, body, { ...c.headers, 'X-Hub-Signature-256': await sign('bb-and-jira', body) }),
         401,
         'bad.signature',
       );
-      const ok = await post(hook.id, body, { ...c.headers, 'X-Hub-Signature': await sign('bb-and-jira', body) });
+      const ok = await post(hook.url, body, { ...c.headers, 'X-Hub-Signature': await sign('bb-and-jira', body) });
       expect(ok.status, JSON.stringify(ok.body)).toBe(200);
       expect((await history(hook.roomId)).body.entities.map((m: { markdown: string }) => m.markdown)).toEqual([c.markdown]);
     }

@@ -3,12 +3,15 @@
  * `after=<last seq received>` as the README tells clients to. It records every message (from its `messages` frames) it is
  * sent, across all its connections, so a test can check "each message exactly once, in seq order".
  *
+ * It acks what it receives (flow control, src/chat/protocol.ts), as every client must: a viewer that
+ * does not is closed once it is a budget behind (4008), and its replay waits.
+ *
  * WebSocket client: Miniflare's `fetch` (miniflare is a direct devDependency; Node 20 has no global
  * WebSocket), which upgrades over `ws` and lets us send the Authorization header.
  */
 import { fetch as upgradeFetch, type WebSocket } from 'miniflare';
 import type { ChatMessage } from '../../../src/chat/protocol';
-import { decodeServerFrame } from '../../../src/chat/protocol';
+import { AckCounter, decodeServerFrame } from '../../../src/chat/protocol';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -103,7 +106,18 @@ export class RoomViewer {
     this.socket = ws;
     this.connections++;
     this.afters.push(after);
+    const acks = new AckCounter();
     ws.addEventListener('message', (event) => {
+      if (typeof event.data === 'string') {
+        const ack = acks.frame(event.data);
+        if (ack !== undefined) {
+          try {
+            ws.send(ack);
+          } catch {
+            // Closing: the reconnect follows from its close event.
+          }
+        }
+      }
       const frame = typeof event.data === 'string' ? decodeServerFrame(event.data) : undefined;
       if (frame?.type !== 'messages') return;
       for (const message of frame.messages) {

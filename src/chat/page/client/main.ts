@@ -1,10 +1,12 @@
 /**
  * The room page's client: asks once for a token (kept in sessionStorage), trades it for a ticket,
  * opens the room's WebSocket with the replay it needs (`tail` first, `after=<last seq>` on
- * reconnect), shows messages in seq order, reads back any live gap from the history, and
- * reconnects by itself with backoff. Served as /assets/chat/room.js (scripts/build-page.ts).
+ * reconnect), acks what it received (flow control, protocol.ts), shows messages in seq order, reads
+ * back any live gap from the history, and reconnects by itself: with backoff, at once with a fresh
+ * ticket when the socket reached its lifetime, and asks for a token again when it was revoked.
+ * Served as /assets/chat/room.js (scripts/build-page.ts).
  */
-import { decodeServerFrame, PROTOCOL, type ChatMessage } from '../../protocol';
+import { AckCounter, decodeServerFrame, PROTOCOL, type ChatMessage } from '../../protocol';
 import { HISTORY_PAGE, readHistory, requestTicket, type RoomInfo } from './api';
 import { MessageList } from './message-list';
 
@@ -92,6 +94,7 @@ function openSocket(room: string, ticket: string): void {
   socket = ws;
   let lastHeard = 0;
   let heartbeat: ReturnType<typeof setInterval> | undefined;
+  const acks = new AckCounter();
 
   ws.addEventListener('open', () => {
     lastHeard = Date.now();
@@ -102,6 +105,11 @@ function openSocket(room: string, ticket: string): void {
   });
   ws.addEventListener('message', (event: MessageEvent<unknown>) => {
     lastHeard = Date.now();
+    if (typeof event.data === 'string') {
+      // The room sends the rest of the replay, and keeps this socket, only as it hears acks.
+      const ack = acks.frame(event.data);
+      if (ack !== undefined && ws.readyState === WebSocket.OPEN) ws.send(ack);
+    }
     const frame = typeof event.data === 'string' ? decodeServerFrame(event.data) : undefined;
     if (frame?.type === 'messages') {
       for (const m of frame.messages) {
@@ -124,6 +132,13 @@ function openSocket(room: string, ticket: string): void {
     socket = null;
     live = false;
     if (event.code === PROTOCOL.close.roomDeleted) return setState('This room was deleted', 'offline');
+    if (event.code === PROTOCOL.close.revoked) {
+      sessionStorage.removeItem(TOKEN_KEY);
+      return askToken('Token revoked');
+    }
+    // The socket's lifetime ended: a fresh ticket (connect asks for one) and `after=`, at once.
+    if (event.code === PROTOCOL.close.expired) return void connect(room);
+    // Too slow (4008) and everything else: again with `after=<last seq shown>`, after a backoff.
     reconnectLater(room);
   });
 }

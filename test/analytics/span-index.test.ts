@@ -1,0 +1,201 @@
+import { env } from 'cloudflare:test';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { METRIC_NAMES } from '../../src/analytics/catalog';
+import { Aggregation } from '../../src/analytics/query/aggregate';
+import { compileFilter } from '../../src/analytics/query/filter';
+import { planBuckets } from '../../src/analytics/query/interval';
+import { readInto } from '../../src/analytics/query/query.store';
+import { simulateConversations } from '../../scripts/simulator';
+import {
+  aggregateObservations,
+  canonicalize,
+  observationsFromRecords,
+  type AggregateQuery,
+  type ConversationRecord,
+  type Observation,
+} from '../support/reference-aggregator';
+import { conversation } from './builders';
+import { ingestOk, queryOk, timer } from './analytics-api';
+
+/**
+ * Issue 22 item 8: one conversation emitting in 1971 and 2999 made the single longest span (meta
+ * max_span_ms) cover the whole table, so every raw read scanned from 1971. Reads now scan per span
+ * class (migration 0006): the outlier widens only its own class.
+ */
+const END = Date.parse('2014-03-12T00:00:00.000Z');
+const HOUR = 3_600_000;
+const ORDINARY = 3_000;
+const OUTLIER_ID = 'outlier-1971-2999';
+
+let records: ConversationRecord[] = [];
+let observations: Observation[] = [];
+
+/** Bit length of a span, written independently of src/analytics/span-class.ts. */
+const bitLength = (span: number) => (span === 0 ? 0 : span.toString(2).length);
+
+beforeAll(async () => {
+  records = [...simulateConversations({ days: 8, conversations: ORDINARY, seed: 22, end: new Date(END) })] as ConversationRecord[];
+  const outlier = conversation({
+    id: OUTLIER_ID,
+    start: '1971-01-01T00:00:00.000Z',
+    participants: [
+      {
+        purpose: 'agent',
+        userId: 'u-far',
+        sessions: [
+          {
+            segments: [{ start: '1971-01-01T00:00:00.000Z', queueId: 'q-far', wrapUpCode: 'far' }],
+            metrics: [
+              ['tTalk', 1000, '1971-01-01T00:00:01.000Z'],
+              ['tHandle', 2000, '2999-12-31T23:00:00.000Z'],
+            ],
+          },
+        ],
+      },
+    ],
+  }) as ConversationRecord;
+  records.push(outlier);
+  for (let i = 0; i < records.length; i += 1_000) await ingestOk(records.slice(i, i + 1_000));
+  observations = observationsFromRecords(records);
+});
+
+/** Reads a raw query (views force the raw path) straight through the store, with D1's row counts. */
+async function rawRead(start: number, end: number) {
+  const plan = planBuckets({ interval: `${new Date(start).toISOString()}/${new Date(end).toISOString()}` });
+  const spec = { metrics: undefined, groupBy: [], filter: compileFilter(undefined), maxGroups: 50_000, maxCells: 1_000_000 };
+  const aggregation = new Aggregation(spec);
+  return readInto(env.DB, { plan, dimensions: new Set(['mediaType', 'wrapUpCode']), needsValues: true }, aggregation);
+}
+
+describe('span classes bound the raw scan', () => {
+  it('a one-hour raw query near the end of the data reads only the rows that can reach it, despite the outlier', async () => {
+    const end = END - 2 * HOUR;
+    const start = end - HOUR;
+    const read = await rawRead(start, end);
+    expect(read.source).toBe('raw');
+
+    // Independently of the store: the conversations, their first and last emits, from the records.
+    const spans = new Map<string, { first: number; last: number }>();
+    for (const o of observations) {
+      const id = o.dims.conversationId!;
+      const s = spans.get(id);
+      if (!s) spans.set(id, { first: o.time, last: o.time });
+      else {
+        s.first = Math.min(s.first, o.time);
+        s.last = Math.max(s.last, o.time);
+      }
+    }
+    const ordinary = [...spans].filter(([id]) => id !== OUTLIER_ID).map(([, s]) => s);
+    const longest = Math.max(...ordinary.map((s) => s.last - s.first));
+    const touching = ordinary.filter((s) => s.first < end && s.last >= start).length;
+    // A class's window reaches back at most twice the longest span: no read may look at more than the
+    // conversations starting in [start − 2 × longest, end), the outlier, and the span-class rows of meta.
+    const inReach = ordinary.filter((s) => s.first >= start - 2 * longest && s.first < end).length;
+    // Decoded: at least every conversation with an observation in the hour, and only ones in reach.
+    expect(read.conversations).toBeGreaterThanOrEqual(touching);
+    expect(read.conversations).toBeLessThanOrEqual(inReach);
+    // rows_read counts about one per candidate row (allowing 2: index entry and table row), plus meta's class rows.
+    expect(read.rowsRead).toBeLessThanOrEqual(2 * (inReach + 1) + 64);
+    // Before span classes, every row with first_emit < end was read (all but the last two hours here).
+    const before = ordinary.filter((s) => s.first < end).length;
+    expect(2 * (inReach + 1) + 64).toBeLessThan(before);
+  });
+
+  it('the outlier is still found by queries that overlap either end of it', async () => {
+    const early = await queryOk({
+      interval: '1970-12-31T00:00:00.000Z/1971-01-02T00:00:00.000Z',
+      groupBy: ['wrapUpCode'],
+      metrics: ['tTalk', 'tHandle'],
+    });
+    expect(early.source).toBe('raw');
+    expect(early.results).toEqual([
+      {
+        group: { mediaType: 'voice', wrapUpCode: 'far' },
+        data: [{ interval: '1970-12-31T00:00:00.000Z/1971-01-02T00:00:00.000Z', metrics: [{ metric: 'tTalk', stats: timer(1000) }] }],
+      },
+    ]);
+    const late = await queryOk({
+      interval: '2999-12-31T00:00:00.000Z/3000-01-01T00:00:00.000Z',
+      groupBy: ['wrapUpCode'],
+      metrics: ['tHandle'],
+    });
+    expect(late.source).toBe('raw');
+    expect(late.results).toEqual([
+      {
+        group: { mediaType: 'voice', wrapUpCode: 'far' },
+        data: [{ interval: '2999-12-31T00:00:00.000Z/3000-01-01T00:00:00.000Z', metrics: [{ metric: 'tHandle', stats: timer(2000) }] }],
+      },
+    ]);
+  });
+
+  it('answers a raw query over the ordinary data as the reference aggregator does', async () => {
+    const query: AggregateQuery = {
+      interval: `${new Date(END - 7 * HOUR).toISOString()}/${new Date(END - HOUR).toISOString()}`,
+      granularity: 'PT1H',
+      groupBy: ['wrapUpCode', 'queueId'],
+    };
+    const real = await queryOk(query);
+    expect(real.source).toBe('raw');
+    const expected = aggregateObservations(observations, query);
+    expect(expected.results.length).toBeGreaterThan(0);
+    expect(canonicalize({ results: real.results }, METRIC_NAMES, query)).toEqual(canonicalize(expected, METRIC_NAMES, query));
+  });
+
+  it('records each class present with its longest span, and stores each conversation in its class', async () => {
+    const rows = await env.DB.prepare(`SELECT id, last_emit - first_emit AS span, span_class FROM conversations`).all<{
+      id: string;
+      span: number;
+      span_class: number;
+    }>();
+    const longest = new Map<number, number>();
+    for (const row of rows.results) {
+      expect(row.span_class, row.id).toBe(bitLength(row.span));
+      longest.set(row.span_class, Math.max(longest.get(row.span_class) ?? 0, row.span));
+    }
+    const meta = await env.DB.prepare(`SELECT key, value FROM meta WHERE key LIKE 'span_class:%'`).all<{ key: string; value: number }>();
+    expect(new Map(meta.results.map((r) => [Number(r.key.slice('span_class:'.length)), r.value]))).toEqual(longest);
+    const outlier = rows.results.find((r) => r.id === OUTLIER_ID)!;
+    expect(outlier.span).toBe(Date.parse('2999-12-31T23:00:00.000Z') - Date.parse('1971-01-01T00:00:01.000Z'));
+  });
+});
+
+describe('migration 0006', () => {
+  it('fills span_class from last_emit − first_emit and records the classes present', async () => {
+    const migration = env.TEST_MIGRATIONS.find((m) => m.name.startsWith('0006_'))!;
+    // Its data statements, replayed over rows as they stood before it (class 0, no class rows in meta).
+    const data = migration.queries.filter((q) => /^\s*(UPDATE|INSERT)/i.test(q.replace(/^(--.*\n)+/, '')));
+    expect(data).toHaveLength(2);
+    const spans = [
+      0,
+      1,
+      2,
+      3,
+      4,
+      1023,
+      1024,
+      59_999,
+      60_000,
+      2 ** 40,
+      Date.parse('2999-12-31T23:59:59.999Z') - Date.parse('1971-01-01T00:00:00.000Z'),
+    ];
+    await env.DB.batch([
+      env.DB.prepare(`DELETE FROM conversations`),
+      env.DB.prepare(`DELETE FROM meta`),
+      ...spans.map((span, i) =>
+        env.DB.prepare(`INSERT INTO conversations (id, first_emit, last_emit, version, data) VALUES (?1, ?2, ?3, 1, x'01')`).bind(
+          `m-${i}`,
+          1_000_000 + i,
+          1_000_000 + i + span,
+        ),
+      ),
+    ]);
+    for (const sql of data) await env.DB.prepare(sql).run();
+    const rows = await env.DB.prepare(`SELECT id, span_class FROM conversations ORDER BY first_emit`).all<{ span_class: number }>();
+    expect(rows.results.map((r) => r.span_class)).toEqual(spans.map(bitLength));
+    const meta = await env.DB.prepare(`SELECT key, value FROM meta ORDER BY key`).all<{ key: string; value: number }>();
+    const expected = new Map<string, number>();
+    for (const span of spans)
+      expected.set(`span_class:${bitLength(span)}`, Math.max(expected.get(`span_class:${bitLength(span)}`) ?? 0, span));
+    expect(new Map(meta.results.map((r) => [r.key, r.value]))).toEqual(expected);
+  });
+});
