@@ -256,3 +256,51 @@ export async function heapUsage(targets: Map<string, string>): Promise<Map<strin
   }
   return out;
 }
+
+/**
+ * Samples one isolate's V8 heap in use (`Runtime.getHeapUsage`) while something runs: the peak since
+ * the last `baseline()`, which collects garbage first. The peak counts garbage not yet collected too,
+ * so it is an upper bound of what the work held (a deployed isolate collects sooner, near its 128 MB).
+ */
+export class HeapSampler {
+  private peakBytes = 0;
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  private constructor(private readonly cdp: Cdp) {}
+
+  static async open(url: string): Promise<HeapSampler> {
+    return new HeapSampler(await Cdp.open(url));
+  }
+
+  private async used(): Promise<number> {
+    return (await this.cdp.send<{ usedSize: number }>('Runtime.getHeapUsage')).usedSize;
+  }
+
+  /** Collects garbage, then starts sampling every `everyMs`; answers the heap in use after the collection. */
+  async baseline(everyMs = 100): Promise<number> {
+    await this.cdp.send('HeapProfiler.collectGarbage');
+    const used = await this.used();
+    this.peakBytes = used;
+    clearInterval(this.timer);
+    this.timer = setInterval(() => {
+      this.used().then(
+        (u) => {
+          this.peakBytes = Math.max(this.peakBytes, u);
+        },
+        () => undefined,
+      );
+    }, everyMs);
+    return used;
+  }
+
+  /** Stops sampling; the peak seen since the baseline. */
+  stop(): number {
+    clearInterval(this.timer);
+    return this.peakBytes;
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    this.cdp.close();
+  }
+}

@@ -25,6 +25,7 @@ import { rmSync } from 'node:fs';
 import WebSocket from 'ws';
 import { AckCounter, decodeServerFrame } from '../../src/chat/protocol';
 import { api, isUp, postText } from '../lib/http';
+import { HeapSampler, inspectorTargets } from '../profile/inspector';
 import { ingestRecords, prepareIngestBodies } from '../lib/ingest-client';
 import { memory } from '../lib/proc';
 import { progress, type Results } from '../lib/results';
@@ -82,6 +83,9 @@ interface PhaseReport {
   acked: number[];
   rssBeforeMiB: number;
   rssPeakMiB: number;
+  /** The Worker isolate's V8 heap in use: after a collection before the phase, and its peak during it. */
+  heapBeforeMiB: number;
+  heapPeakMiB: number;
   attacker: Record<string, unknown>;
 }
 
@@ -135,6 +139,7 @@ class GoodViewer {
 class BadViewers {
   private readonly sockets = new Set<WebSocket>();
   private stopped = false;
+  private readonly rawSockets: import('node:net').Socket[] = [];
   readonly closeCodes = new Map<number, number>();
   opened = 0;
   refused = 0;
@@ -157,7 +162,11 @@ class BadViewers {
     this.sockets.add(ws);
     ws.on('upgrade', (res) => {
       this.opened++;
-      if (this.paused) res.socket.pause();
+      if (this.paused) {
+        res.socket.pause();
+        this.rawSockets.push(res.socket);
+        res.socket.on('error', () => {});
+      }
     });
     ws.on('unexpected-response', () => {
       this.refused++;
@@ -170,9 +179,21 @@ class BadViewers {
     });
   }
 
-  stop(): void {
+  /**
+   * Reads what the server sent (paused sockets are resumed, so a close frame the room sent them
+   * arrives), then cuts every socket still open. `closeCodes` then holds how the server closed them.
+   */
+  async stop(): Promise<void> {
     this.stopped = true;
-    for (const ws of this.sockets) ws.terminate();
+    for (const s of this.paused ? this.rawSockets : []) s.resume();
+    await sleep(2_000);
+    for (const ws of this.sockets) {
+      // `ws` reports a close only when the TCP connection ends; a close frame received is already in
+      // its state (readyState CLOSING, the code kept in `_closeCode`).
+      const code = (ws as unknown as { _closeCode?: number })._closeCode;
+      if (ws.readyState === WebSocket.CLOSING && code !== undefined) this.closeCodes.set(code, (this.closeCodes.get(code) ?? 0) + 1);
+      ws.terminate();
+    }
   }
 }
 
@@ -212,6 +233,14 @@ function maximalQuery(spec: SimSpec): unknown {
     })),
     metrics: ['nOffered', 'tHandle', 'tTalk', 'tAcw', 'tWait', 'tAbandon'],
   };
+}
+
+/** The attacker's post: its status, or 0 when the connection failed (counted, never thrown: the loops run on). */
+function attackerPost(url: string, body: string): Promise<number> {
+  return postText(url, body).then(
+    (r) => r.status,
+    () => 0,
+  );
 }
 
 async function timedQuery(base: string, token: string, body: string): Promise<Sample & { bytes: number; text: string }> {
@@ -286,6 +315,8 @@ async function phase(
   attack: boolean,
   label: string,
   levers: Set<Lever>,
+  /** Samples the isolate's heap during the phase: its latencies then count for nothing (the inspector slows it). */
+  heap?: HeapSampler,
 ): Promise<PhaseReport> {
   const base = dev.url;
   const wsBase = base.replace(/^http/, 'ws');
@@ -293,6 +324,7 @@ async function phase(
   const viewer = new GoodViewer(`${wsBase}/api/v1/rooms/${ctx.ordinaryRoom}/ws`, auth);
   await viewer.opened();
   await sleep(500);
+  const heapBefore = heap ? await heap.baseline() : NaN;
   const rssBefore = memory(dev.workerPid)?.rss ?? NaN;
   let rssPeak = rssBefore;
   const sampler = setInterval(() => {
@@ -301,16 +333,16 @@ async function phase(
 
   // The attacker's levers.
   const attacker: Record<string, unknown> = {};
-  const stops: (() => void)[] = [];
+  const stops: (() => void | Promise<void>)[] = [];
   const loops: Promise<void>[] = [];
   let running = true;
   const count = (xs: number[]) => Object.fromEntries([...new Set(xs)].map((s) => [s, xs.filter((x) => x === s).length]));
   const viewers = (lever: Lever, name: string, v: BadViewers) => {
     if (!levers.has(lever)) return;
     v.start();
-    stops.push(() => {
-      attacker[name] = { opened: v.opened, refused: v.refused, closeCodesDuringPhase: Object.fromEntries(v.closeCodes) };
-      v.stop();
+    stops.push(async () => {
+      await v.stop();
+      attacker[name] = { opened: v.opened, refused: v.refused, closedByServer: Object.fromEntries(v.closeCodes) };
     });
   };
   /** A loop of the attacker's, run until the phase ends; `report` describes it afterwards. */
@@ -334,7 +366,7 @@ async function phase(
         'maximalQueries',
         async () => {
           while (running) {
-            const r = await timedQuery(base, token, maxBody);
+            const r = await timedQuery(base, token, maxBody).catch((err: Error) => ({ ms: NaN, status: 0, bytes: 0, text: err.message }));
             maxQueries.push(r);
             maxAnswer = `${r.status} ${r.bytes} bytes: ${r.text.slice(0, 200)}`;
           }
@@ -359,7 +391,7 @@ async function phase(
         const body = JSON.stringify({ message: 'n'.repeat(39_990) });
         while (running) {
           const t = performance.now();
-          noisy.push((await postText(ctx.noisy.url, body)).status);
+          noisy.push(await attackerPost(ctx.noisy.url, body));
           await sleep(Math.max(0, 100 - (performance.now() - t)));
         }
       },
@@ -371,11 +403,10 @@ async function phase(
       'fanOutPosts',
       async () => {
         const body = JSON.stringify({ message: 'fan out to every room' });
-        const burst = await Promise.all(Array.from({ length: 100 }, () => postText(ctx.fanout.url, body)));
-        for (const r of burst) fan.push(r.status);
+        fan.push(...(await Promise.all(Array.from({ length: 100 }, () => attackerPost(ctx.fanout.url, body)))));
         while (running) {
           const t = performance.now();
-          fan.push((await postText(ctx.fanout.url, body)).status);
+          fan.push(await attackerPost(ctx.fanout.url, body));
           await sleep(Math.max(0, 100 - (performance.now() - t)));
         }
       },
@@ -391,7 +422,7 @@ async function phase(
   const queryLoop = (async () => {
     const body = JSON.stringify(smallQuery(spec));
     while (performance.now() - started < seconds * 1000) {
-      const r = await timedQuery(base, token, body);
+      const r = await timedQuery(base, token, body).catch((err: Error) => ({ ms: NaN, status: 0, bytes: 0, text: err.message }));
       queries.push({ ms: r.ms, status: r.status });
       await sleep(250);
     }
@@ -403,7 +434,10 @@ async function phase(
     inFlight.push(
       (async () => {
         const t0 = performance.now();
-        const r = await postText(ctx.ordinary.url, JSON.stringify({ message: `ordinary ${label} ${i}` }));
+        const r = await postText(ctx.ordinary.url, JSON.stringify({ message: `ordinary ${label} ${i}` })).catch((err: Error) => ({
+          status: 0,
+          text: err.message,
+        }));
         const sample: Sample & { t0: number; seq?: number } = { ms: performance.now() - t0, status: r.status, t0 };
         if (r.status === 200) sample.seq = (JSON.parse(r.text) as { seq?: number; deliveries?: { seq: number }[] }).deliveries?.[0]?.seq;
         posts.push(sample);
@@ -413,11 +447,12 @@ async function phase(
   await Promise.all(inFlight);
   await queryLoop;
   running = false;
-  for (const stop of stops) stop();
+  await Promise.all(stops.map((stop) => stop()));
   await Promise.all(loops);
   // Every acknowledged post reaches the acknowledging viewer, in order, once.
   await sleep(2_000);
   clearInterval(sampler);
+  const heapPeak = heap ? heap.stop() : NaN;
   viewer.close();
   const deliveries: number[] = [];
   let missing = 0;
@@ -437,6 +472,8 @@ async function phase(
     deliveries,
     queries,
     acked: posts.flatMap((p) => (p.seq === undefined ? [] : [p.seq])),
+    heapBeforeMiB: mib(heapBefore),
+    heapPeakMiB: mib(heapPeak),
     rssBeforeMiB: mib(rssBefore),
     rssPeakMiB: mib(rssPeak),
     attacker,
@@ -468,10 +505,26 @@ export async function attackScenario(o: AttackOptions, spec: SimSpec): Promise<v
     progress(`${SCENARIO}: rooms, webhooks and a room of large messages`);
     const ctx = await setUp(base, o.token, o.quick);
     const seconds = o.quick ? 10 : 30;
+    // The heap first, sampled through the inspector (opened at once: a later session did not open once),
+    // then the session is closed and the latencies are taken: with an inspector attached the isolate ran
+    // several times slower.
+    const heap = await HeapSampler.open((await inspectorTargets(dev.workerPid, INSPECTOR)).get('worker')!);
+    const quietHeap = await phase(dev, o.token, spec, ctx, seconds / 2, false, 'quiet, heap sampled', o.levers, heap);
+    const attackedHeap = await phase(dev, o.token, spec, ctx, seconds / 2, true, 'attack, heap sampled', o.levers, heap);
+    heap.close();
     const quiet = await phase(dev, o.token, spec, ctx, seconds, false, 'quiet', o.levers);
     progress(`${SCENARIO}: the attack: ${[...o.levers].join(', ')}`);
     const attacked = await phase(dev, o.token, spec, ctx, seconds, true, 'attack', o.levers);
-    const lost = await missingFromHistory(base, o.token, ctx.ordinaryRoom, [...quiet.acked, ...attacked.acked]);
+    quiet.heapBeforeMiB = quietHeap.heapBeforeMiB;
+    quiet.heapPeakMiB = quietHeap.heapPeakMiB;
+    attacked.heapBeforeMiB = attackedHeap.heapBeforeMiB;
+    attacked.heapPeakMiB = attackedHeap.heapPeakMiB;
+    const lost = await missingFromHistory(base, o.token, ctx.ordinaryRoom, [
+      ...quiet.acked,
+      ...attacked.acked,
+      ...quietHeap.acked,
+      ...attackedHeap.acked,
+    ]);
     report(o, quiet, attacked, lost);
     const errors = errorLines(dev.log());
     o.detail.attacks = { quiet, attacked, errorLines: errors.slice(0, 50) };
@@ -516,6 +569,14 @@ function report(o: AttackOptions, quiet: PhaseReport, attacked: PhaseReport, los
       });
     }
   }
+  o.results.add({
+    scenario: SCENARIO,
+    metric: 'Worker isolate V8 heap peak over its post-GC start, under attack (peer: quiet phase)',
+    value: attacked.heapPeakMiB - attacked.heapBeforeMiB,
+    unit: 'MiB',
+    peer: 'quiet',
+    peerValue: quiet.heapPeakMiB - quiet.heapBeforeMiB,
+  });
   o.results.add({
     scenario: SCENARIO,
     metric: 'workerd memory growth under attack (peer: quiet phase)',

@@ -35,6 +35,12 @@ export const ANALYTICS_LIMITS = {
    * of 2,000 rows; beyond it 413 asking to narrow the query.
    */
   maxRawConversations: 100_000,
+  /**
+   * Raw-path queries one isolate computes at once, and how many may wait for their turn
+   * (query/raw-gate.ts); one more: 429 with Retry-After. Rollup queries are not counted.
+   */
+  rawQueriesAtOnce: 1,
+  rawQueriesWaiting: 4,
   /** Query body size. */
   queryBodyBytes: 256 * 1024,
   /** Ingest: conversations per request and body size. */

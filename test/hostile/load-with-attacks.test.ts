@@ -176,10 +176,11 @@ describe('load with attacks', () => {
       expect(v.readyAt).toBeUndefined();
     }
 
-    // Maximal queries: a bounded 200 or a 413 asking to narrow the query, never a 5xx.
+    // Maximal queries: a bounded 200, a 413 asking to narrow the query, or a 429 while raw-path queries
+    // fill this isolate's turns; never a 5xx.
     expect(maximal.length).toBeGreaterThan(0);
     for (const m of maximal) {
-      expect([200, 413]).toContain(m.status);
+      expect([200, 413, 429]).toContain(m.status);
       expect(m.bytes).toBeLessThanOrEqual(ANALYTICS_LIMITS.maxAnswerBytes);
     }
 

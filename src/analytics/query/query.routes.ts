@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import { METRIC_INDEX } from '../catalog';
+import { ApiError } from '../../http/api-error';
 import { requirePermission } from '../../http/auth';
 import type { AppEnv } from '../../http/context';
 import { jsonBody } from '../../http/json-body';
@@ -10,7 +11,8 @@ import { Aggregation, type AggregateSpec } from './aggregate';
 import { compileFilter, filterDimensions, hasMetricPredicates, requiredMatches } from './filter';
 import { formatInterval, planBuckets } from './interval';
 import { aggregateQuerySchema } from './query.schema';
-import { readInto } from './query.store';
+import { readInto, readsRaw, type ReadSpec } from './query.store';
+import { rawQueries } from './raw-gate';
 import { answerJson } from './results-json';
 
 export const queryRoutes = new Hono<AppEnv>().post(
@@ -40,21 +42,33 @@ export const queryRoutes = new Hono<AppEnv>().post(
           ? undefined
           : { order: query.queryType, metric: index(query.sortMetric.name), function: query.sortMetric.function, limit: query.limit },
     };
-    const aggregation = new Aggregation(spec);
-    const { source } = await readInto(
-      c.env.DB,
-      {
-        plan,
-        metrics: Aggregation.metricsToRead(spec),
-        dimensions: new Set(['mediaType', ...query.groupBy, ...filterDimensions(query.filter)]),
-        pushdown: requiredMatches(query.filter),
-        needsValues: query.views.length > 0 || hasMetricPredicates(query.filter),
-      },
-      aggregation,
-    );
-    c.header('Switchboard-Query-Source', source);
-    const intervalOf = (bucket: number) => formatInterval(plan.boundaries[bucket]!, plan.boundaries[bucket + 1]!);
-    const body = await answerJson(aggregation, await settings, intervalOf, ANALYTICS_LIMITS.maxAnswerBytes);
-    return c.body(body, 200, { 'Content-Type': 'application/json' });
+    const readSpec: ReadSpec = {
+      plan,
+      metrics: Aggregation.metricsToRead(spec),
+      dimensions: new Set(['mediaType', ...query.groupBy, ...filterDimensions(query.filter)]),
+      pushdown: requiredMatches(query.filter),
+      needsValues: query.views.length > 0 || hasMetricPredicates(query.filter),
+    };
+    // A raw-path query computes only in its turn (raw-gate.ts), from its read to its written answer.
+    const leave = readsRaw(readSpec) ? await rawQueries.enter() : () => {};
+    if (!leave) {
+      throw new ApiError(
+        429,
+        'too.many.requests',
+        'Too many queries that read the raw observations are running or waiting here; retry shortly, or narrow the query so the rollups can answer it.',
+        [],
+        { 'Retry-After': '2' },
+      );
+    }
+    try {
+      const aggregation = new Aggregation(spec);
+      const { source } = await readInto(c.env.DB, readSpec, aggregation);
+      c.header('Switchboard-Query-Source', source);
+      const intervalOf = (bucket: number) => formatInterval(plan.boundaries[bucket]!, plan.boundaries[bucket + 1]!);
+      const body = await answerJson(aggregation, await settings, intervalOf, ANALYTICS_LIMITS.maxAnswerBytes);
+      return c.body(body, 200, { 'Content-Type': 'application/json' });
+    } finally {
+      leave();
+    }
   },
 );

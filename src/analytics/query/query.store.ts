@@ -35,13 +35,19 @@ export interface ReadResult {
   rowsRead: number;
 }
 
-const RAW_PAGE_ROWS = 2_000;
 /**
- * Cells or observations added between pauses that let other requests in the isolate run: a few ms
- * of work at most (adding a cell costs well under a µs; decoding a conversation and adding its ~20
- * observations ~20 µs).
+ * Conversations per raw page. Turning a page's rows into JS values is one step nothing else runs
+ * during: 500 keeps it near a millisecond (2,000 made ordinary requests wait behind it; bench
+ * scenario 4, `--levers queries`: ordinary post p50 5.5× quiet at 2,000 and 5,000 per pause, 2.3× at
+ * 500 and 1,000).
  */
-const ADDS_PER_PAUSE = 5_000;
+const RAW_PAGE_ROWS = 500;
+/**
+ * Cells or observations added between pauses that let other requests in the isolate run: about a
+ * millisecond of work (adding a cell costs well under a µs; decoding a conversation and adding its
+ * ~20 observations ~20 µs).
+ */
+const ADDS_PER_PAUSE = 1_000;
 
 /**
  * Reads every observation (or pre-aggregated cell) the query needs into `aggregation`, from the
@@ -49,13 +55,23 @@ const ADDS_PER_PAUSE = 5_000;
  * align to; otherwise from the raw observations.
  */
 export async function readInto(d1: D1Database, spec: ReadSpec, aggregation: Aggregation): Promise<ReadResult> {
-  const picked = spec.needsValues ? undefined : pickRollup(spec.dimensions, (m) => alignedTo(spec.plan, m * 60_000));
+  const picked = rollupFor(spec);
   const pacer = new Pacer(ADDS_PER_PAUSE);
   if (picked) {
     await readRollup(d1, spec, picked.rollup, picked.res, aggregation, pacer);
     return { source: `rollup:${picked.rollup.table}@${picked.res}`, conversations: 0, rowsRead: 0 };
   }
   return { source: 'raw', ...(await readRaw(d1, spec, aggregation, pacer)) };
+}
+
+/** The rollup and resolution that can answer the query, or undefined: it reads the raw observations. */
+function rollupFor(spec: ReadSpec) {
+  return spec.needsValues ? undefined : pickRollup(spec.dimensions, (m) => alignedTo(spec.plan, m * 60_000));
+}
+
+/** Whether the query reads the raw observations (the costly path: see raw-gate.ts). */
+export function readsRaw(spec: ReadSpec): boolean {
+  return rollupFor(spec) === undefined;
 }
 
 /** More uniform runs than this and buckets are never computed inside SQL. */

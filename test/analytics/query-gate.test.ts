@@ -1,0 +1,88 @@
+/**
+ * Issue 22 item 3: queries that read the raw observations compute one at a time per isolate
+ * (src/analytics/query/raw-gate.ts), a few wait, one more is refused with 429; rollup queries are
+ * not held by them. Real Worker and D1 (the test and the Worker share one isolate here, as requests
+ * share one in production).
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ANALYTICS_LIMITS } from '../../src/analytics/limits';
+import { QueryGate } from '../../src/analytics/query/raw-gate';
+import { simulateConversations } from '../../scripts/simulator';
+import { expectError } from '../helpers';
+import { ingestOk, query } from './analytics-api';
+
+const END = Date.parse('2017-05-20T00:00:00.000Z');
+const interval = `${new Date(END - 8 * 86_400_000).toISOString()}/${new Date(END).toISOString()}`;
+/** wrapUpCode is kept by no rollup: the raw path, reading every conversation of the 8 days. */
+const rawQuery = { interval, groupBy: ['wrapUpCode'], metrics: ['tHandle', 'nOffered'] };
+/** queueId at whole days: a rollup answers it. */
+const rollupQuery = { interval, granularity: 'P1D', groupBy: ['queueId'], metrics: ['nOffered'] };
+
+beforeAll(async () => {
+  const records = [...simulateConversations({ days: 8, conversations: 3_000, seed: 7, end: new Date(END) })];
+  for (let i = 0; i < records.length; i += 1_000) await ingestOk(records.slice(i, i + 1_000));
+});
+
+describe('raw-path queries take turns', () => {
+  it('computes one at a time, lets the documented number wait, refuses one more with 429 and Retry-After', async () => {
+    const n = ANALYTICS_LIMITS.rawQueriesAtOnce + ANALYTICS_LIMITS.rawQueriesWaiting + 2;
+    const answers = await Promise.all(Array.from({ length: n }, () => query(rawQuery)));
+    const statuses = answers.map((a) => a.status).sort();
+    const admitted = ANALYTICS_LIMITS.rawQueriesAtOnce + ANALYTICS_LIMITS.rawQueriesWaiting;
+    expect(statuses).toEqual([...Array(admitted).fill(200), 429, 429]);
+    const refused = answers.find((a) => a.status === 429)!;
+    expectError(refused, 429, 'too.many.requests');
+    expect(refused.body.message).toMatch(/retry shortly|narrow the query/);
+    expect(refused.headers.get('Retry-After')).toBe('2');
+    // Every admitted one answered in full, as one alone does.
+    const alone = await query(rawQuery);
+    expect(alone.status).toBe(200);
+    expect(alone.headers.get('Switchboard-Query-Source')).toBe('raw');
+    for (const a of answers.filter((x) => x.status === 200)) expect(a.body).toEqual(alone.body);
+  });
+
+  it('answers a rollup query while raw ones fill every turn', async () => {
+    const n = ANALYTICS_LIMITS.rawQueriesAtOnce + ANALYTICS_LIMITS.rawQueriesWaiting;
+    const done: string[] = [];
+    const raw = Array.from({ length: n }, () =>
+      query(rawQuery).then((a) => {
+        done.push('raw');
+        return a;
+      }),
+    );
+    const rollup = await query(rollupQuery);
+    done.push('rollup');
+    expect(rollup.status).toBe(200);
+    expect(rollup.headers.get('Switchboard-Query-Source')).toMatch(/^rollup:/);
+    for (const a of await Promise.all(raw)) expect(a.status).toBe(200);
+    // Had it waited for a turn it would have come after every raw one; it came before most of them.
+    expect(done.indexOf('rollup')).toBeLessThan(2);
+  });
+});
+
+describe('QueryGate', () => {
+  it('hands each turn to the longest waiter, refuses past the queue, and a second leave frees nothing', async () => {
+    const gate = new QueryGate(1, 2);
+    const order: string[] = [];
+    const first = (await gate.enter())!;
+    const second = gate.enter().then((leave) => {
+      order.push('second');
+      return leave!;
+    });
+    const third = gate.enter().then((leave) => {
+      order.push('third');
+      return leave!;
+    });
+    expect(await gate.enter()).toBeUndefined();
+    first();
+    const leaveSecond = await second;
+    first(); // a second leave of the same turn must not free another
+    await new Promise((r) => setTimeout(r, 100));
+    expect(order).toEqual(['second']);
+    leaveSecond();
+    (await third)();
+    expect(order).toEqual(['second', 'third']);
+    // Everyone left: the next one goes straight in.
+    expect(await gate.enter()).toBeTypeOf('function');
+  });
+});
