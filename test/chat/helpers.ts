@@ -31,17 +31,9 @@ export interface WebhookBody {
   updatedAt: string;
 }
 
-/**
- * The path of each webhook these helpers created, by its public id: lets a test that still names the
- * webhook by `hook.id` post to the URL its admin view gave (the id itself posts nowhere). New tests
- * pass the webhook (or its `url`).
- */
-const createdPaths = new Map<string, string>();
-
 export async function createWebhook(fields: Record<string, unknown>): Promise<WebhookBody> {
   const res = await send('POST', '/api/v1/webhooks', { json: { name: unique('hook'), kind: 'generic', ...fields } });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
-  createdPaths.set(res.body.id, new URL(res.body.url).pathname);
   return res.body;
 }
 
@@ -54,8 +46,8 @@ export async function roomWithWebhook(fields: Record<string, unknown> = {}): Pro
 
 /**
  * Where to post: a webhook as the admin API answered it, or its `url`, or that URL's path; else a
- * string taken as the URL's last segment (a posting secret, or a made-up one), or the public id of a
- * webhook created through these helpers (see `createdPaths`).
+ * string taken as the URL's last segment (a posting secret, or a made-up one: the public id posts
+ * nowhere).
  */
 export type PostTarget = { url: string | null } | string;
 
@@ -64,7 +56,7 @@ export function webhookPath(target: PostTarget): string {
   if (url === null) throw new Error('this webhook has no URL (rotate it)');
   if (/^https?:/.test(url)) return new URL(url).pathname;
   if (url.startsWith('/')) return url;
-  return createdPaths.get(url) ?? `/webhooks/api/v1/webhook/${url}`;
+  return `/webhooks/api/v1/webhook/${url}`;
 }
 
 export async function post(target: PostTarget, json: unknown, headers: Record<string, string> = {}): Promise<Sent> {

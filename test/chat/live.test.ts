@@ -32,7 +32,7 @@ describe('live viewers', () => {
     await Promise.all(viewers.map((v) => v.ready()));
     expect(viewers.map((v) => v.readyLastSeq)).toEqual([0, 0, 0]);
 
-    const answers = await Promise.all(range(1, 200).map((i) => post(hook.id, { message: `message ${i}` })));
+    const answers = await Promise.all(range(1, 200).map((i) => post(hook, { message: `message ${i}` })));
     expect(answers.map((a) => a.status)).toEqual(Array(200).fill(200));
     const seqToId = new Map(answers.map((a) => [a.body.deliveries[0].seq as number, a.body.deliveries[0].messageId as string]));
     expect([...seqToId.keys()].sort((a, b) => a - b)).toEqual(range(1, 200));
@@ -47,12 +47,12 @@ describe('live viewers', () => {
 
   it('replays after= and then goes live, with no gap or duplicate at the seam while posts continue', async () => {
     const { roomId, hook } = await roomWithWebhook();
-    for (const i of range(1, 20)) await postOk(hook.id, `m${i}`);
+    for (const i of range(1, 20)) await postOk(hook, `m${i}`);
 
     // Viewers join at different moments while 60 more posts arrive, ten at a time.
     const joining: Promise<Viewer>[] = [];
     for (let batch = 0; batch < 6; batch++) {
-      await Promise.all(range(1, 10).map((i) => post(hook.id, { message: `b${batch}-${i}` })));
+      await Promise.all(range(1, 10).map((i) => post(hook, { message: `b${batch}-${i}` })));
       joining.push(Viewer.open(roomId, { query: `?after=${5 + batch * 7}` }));
     }
     const viewers = await Promise.all(joining);
@@ -103,14 +103,14 @@ describe('live viewers', () => {
 
   it('replays the latest n with tail=n, and only live messages without after or tail', async () => {
     const { roomId, hook } = await roomWithWebhook();
-    for (const i of range(1, 5)) await postOk(hook.id, `m${i}`);
+    for (const i of range(1, 5)) await postOk(hook, `m${i}`);
     const tail = await Viewer.open(roomId, { query: '?tail=2' });
     const live = await Viewer.open(roomId);
     await Promise.all([tail.ready(), live.ready()]);
     expect(tail.seqs()).toEqual([4, 5]);
     expect(live.seqs()).toEqual([]);
     expect(live.readyLastSeq).toBe(5);
-    await postOk(hook.id, 'm6');
+    await postOk(hook, 'm6');
     await Promise.all([tail.untilSeq(6), live.untilSeq(6)]);
     expect(tail.seqs()).toEqual([4, 5, 6]);
     expect(live.seqs()).toEqual([6]);
@@ -209,7 +209,7 @@ describe('WebSocket tickets', () => {
 
   it('open the WebSocket once, without any token', async () => {
     const { roomId, hook } = await roomWithWebhook();
-    await postOk(hook.id, 'hello');
+    await postOk(hook, 'hello');
     const ticket = await ticketFor(roomId);
     const viewer = await Viewer.open(roomId, { token: null, query: `?ticket=${ticket}&after=0` });
     await viewer.ready();

@@ -120,7 +120,7 @@ describe('the webhook post', () => {
     expect((await send('POST', `/api/v1/webhooks/${rotated.id}/rotate`)).status).toBe(200);
 
     const answers = await Promise.all(
-      ['not-a-uuid', crypto.randomUUID(), deleted.id, rotated.id].map((id) => post(id, { message: 'hello' })),
+      ['not-a-uuid', crypto.randomUUID(), deleted.url!, rotated.url!].map((target) => post(target, { message: 'hello' })),
     );
     for (const res of answers) expectError(res, 404, 'not.found');
     const [first, ...rest] = answers.map(withoutContextId);
@@ -211,9 +211,9 @@ describe('idempotent posts', () => {
     const room = await createRoom();
     const a = await createWebhook({ roomId: room.id });
     const b = await createWebhook({ roomId: room.id });
-    await post(a.id, { message: 'x' }, { 'Idempotency-Key': 'k1' });
-    await post(a.id, { message: 'x' }, { 'Idempotency-Key': 'k2' });
-    await post(b.id, { message: 'x' }, { 'Idempotency-Key': 'k1' });
+    await post(a, { message: 'x' }, { 'Idempotency-Key': 'k1' });
+    await post(a, { message: 'x' }, { 'Idempotency-Key': 'k2' });
+    await post(b, { message: 'x' }, { 'Idempotency-Key': 'k1' });
     expect((await history(room.id)).body.entities.map((m: { seq: number }) => m.seq)).toEqual([1, 2, 3]);
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { expectError, send, type Sent } from '../../helpers';
-import { createRoom, createWebhook, history, roomWithWebhook, webhookPath } from '../helpers';
+import { createRoom, createWebhook, history, type PostTarget, roomWithWebhook, webhookPath } from '../helpers';
 import {
   ACME,
   BITBUCKET,
@@ -15,12 +15,12 @@ import {
   type Case,
 } from './fixtures';
 
-function postRaw(id: string, body: string, contentType: string, headers: Record<string, string> = {}): Promise<Sent> {
-  return send('POST', webhookPath(id), { token: null, body, headers: { 'Content-Type': contentType, ...headers } });
+function postRaw(target: PostTarget, body: string, contentType: string, headers: Record<string, string> = {}): Promise<Sent> {
+  return send('POST', webhookPath(target), { token: null, body, headers: { 'Content-Type': contentType, ...headers } });
 }
 
-function postJson(id: string, body: unknown, headers: Record<string, string> = {}): Promise<Sent> {
-  return postRaw(id, JSON.stringify(body), 'application/json', headers);
+function postJson(target: PostTarget, body: unknown, headers: Record<string, string> = {}): Promise<Sent> {
+  return postRaw(target, JSON.stringify(body), 'application/json', headers);
 }
 
 async function stored(roomId: string): Promise<{ markdown: string; metadata: string | null; html: string; webhookId: string }[]> {
@@ -48,7 +48,7 @@ const END_TO_END: Array<[string, string, Case, string]> = [
 describe('native payloads posted to a webhook of their kind', () => {
   it.each(END_TO_END)('a %s webhook stores %s as its translated message, rendered and with its metadata', async (kind, _, c, htmlPart) => {
     const { roomId, hook } = await roomWithWebhook({ kind });
-    const res = await postJson(hook.id, c.body, c.headers);
+    const res = await postJson(hook, c.body, c.headers);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body).toEqual({ deliveries: [{ roomId, messageId: expect.stringMatching(/^[0-9a-f-]{36}$/), seq: 1 }] });
     const [message, ...rest] = await stored(roomId);
@@ -62,7 +62,7 @@ describe('native payloads posted to a webhook of their kind', () => {
     const { roomId, hook } = await roomWithWebhook({ kind: 'github' });
     const c = GITHUB['issue opened']!;
     const res = await postRaw(
-      hook.id,
+      hook,
       new URLSearchParams({ payload: JSON.stringify(c.body) }).toString(),
       'application/x-www-form-urlencoded',
       c.headers,
@@ -73,16 +73,16 @@ describe('native payloads posted to a webhook of their kind', () => {
 
   it('still takes the generic {message, metadata} body, and refuses a broken one as before', async () => {
     const { roomId, hook } = await roomWithWebhook({ kind: 'jenkins' });
-    expect((await postJson(hook.id, { message: '**Deploy** done', metadata: 'prod' })).status).toBe(200);
-    expectError(await postJson(hook.id, { message: '', build: { number: 1 } }), 400, 'invalid.value', 'message');
-    expectError(await postJson(hook.id, { message: 'x', metadata: 5 }), 400, 'invalid.value', 'metadata');
+    expect((await postJson(hook, { message: '**Deploy** done', metadata: 'prod' })).status).toBe(200);
+    expectError(await postJson(hook, { message: '', build: { number: 1 } }), 400, 'invalid.value', 'message');
+    expectError(await postJson(hook, { message: 'x', metadata: 5 }), 400, 'invalid.value', 'metadata');
     expect(await stored(roomId)).toMatchObject([{ markdown: '**Deploy** done', metadata: 'prod' }]);
   });
 
   it('answers a recognised event it does not show with 200, no delivery and the reason, storing nothing and using no rate', async () => {
     const { roomId, hook } = await roomWithWebhook({ kind: 'github', rateLimit: { burst: 1, perSecond: 0.01 } });
     const watch = await postJson(
-      hook.id,
+      hook,
       { action: 'started', repository: { full_name: 'Codertocat/Hello-World' } },
       { 'X-GitHub-Event': 'watch' },
     );
@@ -91,19 +91,19 @@ describe('native payloads posted to a webhook of their kind', () => {
     expect(watch.body).toEqual({ deliveries: [], ignored: 'GitHub sends "watch" along with "star"; only "star" is shown.' });
     expect(await stored(roomId)).toEqual([]);
     const c = GITHUB['star added']!;
-    expect((await postJson(hook.id, c.body, c.headers)).status).toBe(200);
-    expectError(await postJson(hook.id, c.body, c.headers), 429, 'too.many.requests');
+    expect((await postJson(hook, c.body, c.headers)).status).toBe(200);
+    expectError(await postJson(hook, c.body, c.headers), 429, 'too.many.requests');
   });
 
   it('answers a payload its kind does not recognise with 400 saying what was expected, storing nothing', async () => {
     const { roomId, hook } = await roomWithWebhook({ kind: 'jira' });
-    const res = await postJson(hook.id, { hello: 'world' });
+    const res = await postJson(hook, { hello: 'world' });
     expectError(res, 400, 'invalid.value', 'webhookEvent');
     expect(res.body.message).toContain('a JSON body with "webhookEvent"');
     const github = await roomWithWebhook({ kind: 'github' });
-    expectError(await postJson(github.hook.id, GITHUB['push of two commits to a branch']!.body), 400, 'invalid.value', 'X-GitHub-Event');
+    expectError(await postJson(github.hook, GITHUB['push of two commits to a branch']!.body), 400, 'invalid.value', 'X-GitHub-Event');
     const jenkins = await roomWithWebhook({ kind: 'jenkins' });
-    expectError(await postJson(jenkins.hook.id, [1, 2, 3]), 400, 'invalid.value', 'body');
+    expectError(await postJson(jenkins.hook, [1, 2, 3]), 400, 'invalid.value', 'body');
     expect(await stored(roomId)).toEqual([]);
     expect(await stored(github.roomId)).toEqual([]);
   });
@@ -111,21 +111,17 @@ describe('native payloads posted to a webhook of their kind', () => {
   it('applies the rate limit, the pause switch and the body limit to native payloads too', async () => {
     const c = JENKINS['build completed successfully (the plugin\u2019s sample)']!;
     const { hook } = await roomWithWebhook({ kind: 'jenkins', rateLimit: { burst: 1, perSecond: 0.01 } });
-    expect((await postJson(hook.id, c.body)).status).toBe(200);
-    expectError(await postJson(hook.id, c.body), 429, 'too.many.requests');
+    expect((await postJson(hook, c.body)).status).toBe(200);
+    expectError(await postJson(hook, c.body), 429, 'too.many.requests');
 
     const paused = await roomWithWebhook({ kind: 'jenkins', active: false });
-    expectError(await postJson(paused.hook.id, c.body), 403, 'webhook.inactive');
+    expectError(await postJson(paused.hook, c.body), 403, 'webhook.inactive');
 
     const big = await roomWithWebhook({ kind: 'github' });
     const huge = { ...(GITHUB['star added']!.body as object), padding: 'x'.repeat(600 * 1024) };
-    expectError(await postJson(big.hook.id, huge, { 'X-GitHub-Event': 'star' }), 413, 'payload.too.large');
+    expectError(await postJson(big.hook, huge, { 'X-GitHub-Event': 'star' }), 413, 'payload.too.large');
     const form = new URLSearchParams({ payload: JSON.stringify(huge) }).toString();
-    expectError(
-      await postRaw(big.hook.id, form, 'application/x-www-form-urlencoded', { 'X-GitHub-Event': 'star' }),
-      413,
-      'payload.too.large',
-    );
+    expectError(await postRaw(big.hook, form, 'application/x-www-form-urlencoded', { 'X-GitHub-Event': 'star' }), 413, 'payload.too.large');
     expect(await stored(big.roomId)).toEqual([]);
   });
 
@@ -145,10 +141,10 @@ describe('native payloads posted to a webhook of their kind', () => {
       ],
     });
     const push = GITHUB['push of two commits to a branch']!;
-    const res = await postJson(hook.id, push.body, push.headers);
+    const res = await postJson(hook, push.body, push.headers);
     expect(res.body.deliveries.map((d: { roomId: string }) => d.roomId)).toEqual([pushes!.id, both!.id]);
     const pr = GITHUB['pull request opened']!;
-    expect((await postJson(hook.id, pr.body, pr.headers)).body.deliveries.map((d: { roomId: string }) => d.roomId)).toEqual([home!.id]);
+    expect((await postJson(hook, pr.body, pr.headers)).body.deliveries.map((d: { roomId: string }) => d.roomId)).toEqual([home!.id]);
     expect((await stored(both!.id)).map((m) => m.markdown)).toEqual([push.markdown]);
     expect((await stored(home!.id)).map((m) => m.markdown)).toEqual([pr.markdown]);
   });
@@ -157,8 +153,8 @@ describe('native payloads posted to a webhook of their kind', () => {
     const github = await roomWithWebhook({ kind: 'github' });
     const c = GITHUB['release published']!;
     const headers = { ...c.headers, 'X-GitHub-Delivery': crypto.randomUUID() };
-    const first = await postJson(github.hook.id, c.body, headers);
-    const again = await postJson(github.hook.id, c.body, headers);
+    const first = await postJson(github.hook, c.body, headers);
+    const again = await postJson(github.hook, c.body, headers);
     expect(again.body).toEqual(first.body);
     expect(again.headers.get('Idempotent-Replayed')).toBe('true');
     expect(await stored(github.roomId)).toHaveLength(1);
@@ -166,11 +162,11 @@ describe('native payloads posted to a webhook of their kind', () => {
     const jira = await roomWithWebhook({ kind: 'jira' });
     const j = JIRA_CASES['comment created']!;
     const id = { 'X-Atlassian-Webhook-Identifier': String(Date.now()) };
-    const j1 = await postJson(jira.hook.id, j.body, id);
-    const j2 = await postJson(jira.hook.id, j.body, { ...id, 'X-Atlassian-Webhook-Retry': '1' });
+    const j1 = await postJson(jira.hook, j.body, id);
+    const j2 = await postJson(jira.hook, j.body, { ...id, 'X-Atlassian-Webhook-Retry': '1' });
     expect(j2.body).toEqual(j1.body);
     expect(j2.headers.get('Idempotent-Replayed')).toBe('true');
-    expect((await postJson(jira.hook.id, j.body)).body.deliveries[0].seq).toBe(2);
+    expect((await postJson(jira.hook, j.body)).body.deliveries[0].seq).toBe(2);
     expect(await stored(jira.roomId)).toHaveLength(2);
   });
 
@@ -179,8 +175,8 @@ describe('native payloads posted to a webhook of their kind', () => {
     const key = { 'Idempotency-Key': crypto.randomUUID() };
     const a = GITHUB['issue opened']!;
     const b = GITHUB['issue reopened']!;
-    expect((await postJson(hook.id, a.body, { ...a.headers, ...key })).status).toBe(200);
-    expectError(await postJson(hook.id, b.body, { ...b.headers, ...key }), 409, 'conflict');
+    expect((await postJson(hook, a.body, { ...a.headers, ...key })).status).toBe(200);
+    expectError(await postJson(hook, b.body, { ...b.headers, ...key }), 409, 'conflict');
   });
 });
 
@@ -188,7 +184,7 @@ describe('Salesforce Outbound Messages (SOAP)', () => {
   it('stores the notifications as one message and answers the SOAP Ack Salesforce expects', async () => {
     const { roomId, hook } = await roomWithWebhook({ kind: 'salesforce' });
     const c = SALESFORCE_OUTBOUND['one Opportunity notification (the WSDL\u2019s example shape)']!;
-    const res = await postRaw(hook.id, c.xml, 'text/xml; charset=utf-8', { SOAPAction: '""' });
+    const res = await postRaw(hook, c.xml, 'text/xml; charset=utf-8', { SOAPAction: '""' });
     expect(res.status).toBe(200);
     expect(res.headers.get('Content-Type')).toBe('text/xml; charset=utf-8');
     expect(res.body).toBe(EXPECTED_ACK);
@@ -198,13 +194,13 @@ describe('Salesforce Outbound Messages (SOAP)', () => {
   it('acknowledges a redelivery of the same notification ids without storing it again, even with newer field values', async () => {
     const { roomId, hook } = await roomWithWebhook({ kind: 'salesforce' });
     const first = outboundMessage(ACME);
-    expect((await postRaw(hook.id, first, 'text/xml')).body).toBe(EXPECTED_ACK);
-    const redelivered = await postRaw(hook.id, first.replace('Prospecting', 'Closed Won'), 'text/xml');
+    expect((await postRaw(hook, first, 'text/xml')).body).toBe(EXPECTED_ACK);
+    const redelivered = await postRaw(hook, first.replace('Prospecting', 'Closed Won'), 'text/xml');
     expect(redelivered.status).toBe(200);
     expect(redelivered.body).toBe(EXPECTED_ACK);
     expect(redelivered.headers.get('Idempotent-Replayed')).toBe('true');
     const other = outboundMessage(ACME.replace('04l000000000001AAA', '04l000000000009AAA'));
-    expect((await postRaw(hook.id, other, 'text/xml')).headers.get('Idempotent-Replayed')).toBeNull();
+    expect((await postRaw(hook, other, 'text/xml')).headers.get('Idempotent-Replayed')).toBeNull();
     expect((await stored(roomId)).map((m) => m.markdown.split('\n').at(-1))).toEqual([
       '- **StageName**: Prospecting',
       '- **StageName**: Prospecting',
@@ -214,10 +210,10 @@ describe('Salesforce Outbound Messages (SOAP)', () => {
   it('refuses hostile XML (DOCTYPE, entities) with 400 and stores nothing', async () => {
     const { roomId, hook } = await roomWithWebhook({ kind: 'salesforce' });
     const bomb = '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol1 "&lol;&lol;&lol;&lol;&lol;">]><lolz>&lol1;</lolz>';
-    const res = await postRaw(hook.id, bomb, 'text/xml');
+    const res = await postRaw(hook, bomb, 'text/xml');
     expectError(res, 400, 'invalid.value', 'body');
     expect(res.body.message).toMatch(/^Not a Salesforce Outbound Message: A DOCTYPE is not allowed/);
-    expectError(await postRaw(hook.id, outboundMessage(ACME.replace('Prospecting', '&xxe;')), 'text/xml'), 400, 'invalid.value');
+    expectError(await postRaw(hook, outboundMessage(ACME.replace('Prospecting', '&xxe;')), 'text/xml'), 400, 'invalid.value');
     expect(await stored(roomId)).toEqual([]);
   });
 });
@@ -225,19 +221,19 @@ describe('Salesforce Outbound Messages (SOAP)', () => {
 describe('content types of native payloads', () => {
   it('answers a type the webhook\u2019s kind does not take with 415 naming the ones it does', async () => {
     const github = await roomWithWebhook({ kind: 'github' });
-    const xml = await postRaw(github.hook.id, '<a/>', 'text/xml');
+    const xml = await postRaw(github.hook, '<a/>', 'text/xml');
     expectError(xml, 415, 'unsupported.media.type');
     expect(xml.body.message).toBe("Unsupported Content-Type 'text/xml'; send application/json or application/x-www-form-urlencoded.");
     const jenkins = await roomWithWebhook({ kind: 'jenkins' });
-    const form = await postRaw(jenkins.hook.id, 'payload=%7B%7D', 'application/x-www-form-urlencoded');
+    const form = await postRaw(jenkins.hook, 'payload=%7B%7D', 'application/x-www-form-urlencoded');
     expect(form.body.message).toBe("Unsupported Content-Type 'application/x-www-form-urlencoded'; send application/json.");
-    expectError(await postRaw(github.hook.id, '{}', 'text/plain'), 415, 'unsupported.media.type');
+    expectError(await postRaw(github.hook, '{}', 'text/plain'), 415, 'unsupported.media.type');
   });
 
   it('gives an unknown id the same 415 as a generic webhook, so XML and forms reveal nothing about ids', async () => {
     const generic = await roomWithWebhook();
     for (const type of ['text/xml', 'application/x-www-form-urlencoded']) {
-      const known = await postRaw(generic.hook.id, '<a/>', type);
+      const known = await postRaw(generic.hook, '<a/>', type);
       const unknown = await postRaw(crypto.randomUUID(), '<a/>', type);
       expectError(known, 415, 'unsupported.media.type');
       expect({ ...unknown.body, contextId: 'x' }).toEqual({ ...known.body, contextId: 'x' });
