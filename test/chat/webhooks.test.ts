@@ -68,7 +68,7 @@ describe('webhooks (chat:admin)', () => {
   });
 
   it.each([
-    ['an unknown kind', { kind: 'slack' }, 'kind'],
+    ['an unknown kind', { kind: 'teams' }, 'kind'],
     ['an empty name', { name: '' }, 'name'],
     ['a malformed roomId', { roomId: 'room-1' }, 'roomId'],
     ['a mapping with an unknown match', { mappings: [{ field: 'message', match: 'regex', value: 'x', roomIds: [] }] }, 'mappings[0].match'],

@@ -32,7 +32,7 @@ const PERMISSIONS = [
   'chat:admin',
   'chat:read',
 ];
-const KINDS = ['generic', 'jenkins', 'jira', 'github', 'bitbucket', 'salesforce'];
+const KINDS = ['generic', 'jenkins', 'jira', 'github', 'bitbucket', 'salesforce', 'slack'];
 const SIGNED_KINDS = ['github', 'bitbucket', 'jira'];
 const UUID_LOWER = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const INVALID: Verdict = { status: 400, codes: ['invalid.value'] };
@@ -569,7 +569,7 @@ describe('fuzzing webhooks', () => {
     );
     const wrongFields = {
       name: wrongNameArb,
-      kind: fc.constantFrom('slack', 'GitHub', '', 'generic '),
+      kind: fc.constantFrom('teams', 'GitHub', '', 'generic '),
       roomId: wrongRoomIdArb,
       active: fc.constantFrom('true', 1, 0, null),
       mappings: fc.oneof(fc.array(wrongMappingArb, { minLength: 1, maxLength: 2 }), fc.array(mappingArb, { minLength: 21, maxLength: 21 })),

@@ -12,7 +12,31 @@ const WHAT = 'GitHub webhook payload';
 const str = z.string();
 const optStr = z.string().nullish();
 const user = z.object({ login: str, html_url: optStr });
-const repository = z.object({ full_name: str, html_url: optStr, stargazers_count: z.number().nullish() });
+/** An API URL (api.github.com, or /api/v3/ on GitHub Enterprise), not one to show. */
+const API_URL = /^https?:\/\/(?:api\.[^/]+|[^/]+\/api\/v3)\//i;
+/**
+ * A repository. Pushes from GitHub's 2014 format (still sent by old hooks) have no `full_name`: the
+ * repository is named `<owner.name or owner.login>/<name>` then, and `url` is its page.
+ */
+const repository = z
+  .object({
+    full_name: optStr,
+    name: optStr,
+    owner: z.object({ login: optStr, name: optStr }).nullish(),
+    html_url: optStr,
+    url: optStr,
+    stargazers_count: z.number().nullish(),
+  })
+  .transform((r, ctx) => {
+    const owner = r.owner?.login || r.owner?.name;
+    const full_name = r.full_name || (owner && r.name ? `${owner}/${r.name}` : null);
+    if (!full_name) {
+      ctx.addIssue({ code: 'custom', message: 'expected full_name, or owner and name', path: ['full_name'] });
+      return z.NEVER;
+    }
+    const html_url = r.html_url ?? (r.url && !API_URL.test(r.url) ? r.url : null);
+    return { full_name, html_url, stargazers_count: r.stargazers_count };
+  });
 const base = { repository, sender: user.nullish() };
 
 const commit = z.object({
@@ -39,7 +63,7 @@ const pullRequest = z.object({
   body: optStr,
   draft: z.boolean().nullish(),
   merged: z.boolean().nullish(),
-  head: z.object({ ref: str }),
+  head: z.object({ ref: str, label: optStr, repo: z.object({ full_name: optStr }).nullish() }),
   base: z.object({ ref: str }),
 });
 const pullRequestEvent = z.object({
@@ -48,6 +72,56 @@ const pullRequestEvent = z.object({
   pull_request: pullRequest,
   requested_reviewer: user.nullish(),
   requested_team: z.object({ name: str }).nullish(),
+  assignee: user.nullish(),
+  label: z.object({ name: str }).nullish(),
+});
+/** An inline comment on a pull request's diff. The 2013 format has no action and no pull_request. */
+const reviewCommentEvent = z.object({
+  ...base,
+  action: optStr,
+  comment: z.object({ body: optStr, html_url: optStr, path: optStr, user: user.nullish() }),
+  pull_request: pullRequest.pick({ number: true, title: true, html_url: true }).nullish(),
+});
+const commitCommentEvent = z.object({
+  ...base,
+  action: optStr,
+  comment: z.object({ body: optStr, html_url: optStr, path: optStr, commit_id: str, user: user.nullish() }),
+});
+const statusEvent = z.object({
+  ...base,
+  sha: str,
+  state: str,
+  context: optStr,
+  description: optStr,
+  target_url: optStr,
+  commit: z.object({ html_url: optStr }).nullish(),
+  branches: z.array(z.object({ name: str })).nullish(),
+});
+const checkRunEvent = z.object({
+  ...base,
+  action: str,
+  check_run: z.object({
+    name: str,
+    html_url: optStr,
+    head_sha: optStr,
+    status: optStr,
+    conclusion: optStr,
+    app: z.object({ name: str }).nullish(),
+    check_suite: z.object({ head_branch: optStr }).nullish(),
+  }),
+});
+const deploymentStatusEvent = z.object({
+  ...base,
+  action: optStr,
+  deployment_status: z.object({
+    state: str,
+    description: optStr,
+    environment: optStr,
+    target_url: optStr,
+    log_url: optStr,
+    environment_url: optStr,
+  }),
+  deployment: z.object({ ref: optStr, sha: optStr, environment: optStr }).nullish(),
 });
 const reviewEvent = z.object({
   ...base,
@@ -75,6 +149,7 @@ const workflowRunEvent = z.object({
   action: str,
   workflow_run: z.object({
     name: optStr,
+    display_title: optStr,
     run_number: z.number().nullish(),
     html_url: optStr,
     head_branch: optStr,
@@ -82,6 +157,7 @@ const workflowRunEvent = z.object({
     status: optStr,
     conclusion: optStr,
   }),
+  workflow: z.object({ name: optStr }).nullish(),
 });
 const checkSuiteEvent = z.object({
   ...base,
@@ -94,6 +170,19 @@ const checkSuiteEvent = z.object({
     app: z.object({ name: str }).nullish(),
   }),
 });
+const forkEvent = z.object({ ...base, forkee: repository });
+const gollumEvent = z.object({
+  ...base,
+  pages: z.array(z.object({ page_name: optStr, title: optStr, action: str, html_url: optStr })),
+});
+const memberEvent = z.object({ ...base, action: str, member: user });
+const teamEvent = z.object({
+  ...base,
+  repository: repository.nullish(),
+  action: str,
+  team: z.object({ name: str, html_url: optStr }),
+  organization: z.object({ login: str }).nullish(),
+});
 const refEvent = z.object({ ...base, ref: str, ref_type: z.enum(['branch', 'tag']) });
 const starEvent = z.object({ ...base, action: str });
 const pingEvent = z.object({
@@ -103,7 +192,7 @@ const pingEvent = z.object({
   organization: z.object({ login: str }).nullish(),
 });
 
-type Repo = z.infer<typeof repository>;
+type Repo = z.output<typeof repository>;
 
 function repoLink(repo: Repo): string {
   return link(repo.full_name, repo.html_url);
@@ -174,13 +263,16 @@ function pullRequestMessage(e: z.infer<typeof pullRequestEvent>): Translation {
   const pr = e.pull_request;
   const actor = actorOf(e.sender);
   const subject = `pull request ${prLink(pr)} in ${repoLink(e.repository)}`;
-  const branches = `(${code(pr.head.ref)} \u2192 ${code(pr.base.ref)})`;
-  const meta = metadata('github:pull_request', [
+  // A branch of another repository (a fork) is named as GitHub labels it, `owner:branch`.
+  const fromFork = pr.head.repo?.full_name && pr.head.repo.full_name !== e.repository.full_name && pr.head.label;
+  const branches = `(${code(fromFork || pr.head.ref)} \u2192 ${code(pr.base.ref)})`;
+  const prPairs: Array<readonly [string, string | number]> = [
     ['repo', e.repository.full_name],
     ['action', e.action],
     ['pr', pr.number],
     ['branch', pr.base.ref],
-  ]);
+  ];
+  const meta = metadata('github:pull_request', prPairs);
   switch (e.action) {
     case 'opened':
       return message(withBody(`${actor} opened ${pr.draft ? 'draft ' : ''}${subject} ${branches}`, pr.body), meta);
@@ -194,6 +286,22 @@ function pullRequestMessage(e: z.infer<typeof pullRequestEvent>): Translation {
       const who = e.requested_reviewer ? esc(e.requested_reviewer.login) : e.requested_team ? `team ${esc(e.requested_team.name)}` : null;
       if (who === null) throw new Unrecognised('Not a GitHub review request: requested_reviewer or requested_team is missing.');
       return message(`${actor} requested a review from ${who} on ${subject}.`, meta);
+    }
+    case 'synchronize':
+      return message(`${actor} updated ${subject} ${branches}.`, meta);
+    case 'assigned':
+    case 'unassigned': {
+      if (!e.assignee) throw new Unrecognised(`Not a GitHub pull_request ${e.action} payload: assignee is missing.`);
+      const whom = esc(e.assignee.login);
+      const text = e.action === 'assigned' ? `assigned ${whom} to` : `unassigned ${whom} from`;
+      return message(`${actor} ${text} ${subject}.`, metadata('github:pull_request', [...prPairs, ['assignee', e.assignee.login]]));
+    }
+    case 'labeled':
+    case 'unlabeled': {
+      if (!e.label) throw new Unrecognised(`Not a GitHub pull_request ${e.action} payload: label is missing.`);
+      const label = code(e.label.name);
+      const text = e.action === 'labeled' ? `added the label ${label} to` : `removed the label ${label} from`;
+      return message(`${actor} ${text} ${subject}.`, metadata('github:pull_request', [...prPairs, ['label', e.label.name]]));
     }
     default:
       return ignored(`GitHub pull_request action "${e.action}" is not shown.`);
@@ -292,13 +400,15 @@ function outcome(status: string | null | undefined, conclusion: string | null | 
 function workflowRunMessage(e: z.infer<typeof workflowRunEvent>): Translation {
   if (e.action !== 'completed') return ignored(`GitHub workflow_run action "${e.action}" is not shown (only "completed").`);
   const run = e.workflow_run;
-  const name = `${run.name ?? 'Workflow'}${typeof run.run_number === 'number' ? ` #${run.run_number}` : ''}`;
+  // The run's name is the workflow's; an empty one (seen in real payloads) falls back to the workflow's own.
+  const workflow = run.name?.trim() || e.workflow?.name?.trim() || run.display_title?.trim() || null;
+  const name = `${workflow ?? 'Workflow'}${typeof run.run_number === 'number' ? ` #${run.run_number}` : ''}`;
   const { icon, phrase } = outcome(run.status, run.conclusion);
   const on = run.head_branch ? ` on ${code(run.head_branch)}` : '';
   const meta = metadata('github:workflow_run', [
     ['repo', e.repository.full_name],
     ['action', e.action],
-    ['workflow', run.name],
+    ['workflow', workflow],
     ['branch', run.head_branch],
     ['conclusion', run.conclusion],
   ]);
@@ -320,6 +430,189 @@ function checkSuiteMessage(e: z.infer<typeof checkSuiteEvent>): Translation {
     ['conclusion', suite.conclusion],
   ]);
   return message(`${icon}Checks${by} ${phrase}${where} in ${repoLink(e.repository)}.`, meta);
+}
+
+/** `https://github.com/o/r/pull/5#discussion_r1` → 5 and the pull request's URL (2013 payloads name no pull_request). */
+function pullRequestFromCommentUrl(url: string | null | undefined): { number: number; html_url: string } | null {
+  const found = url ? /^(https?:\/\/[^#?]+\/pull\/(\d{1,9}))(?:[/#?]|$)/.exec(url) : null;
+  return found?.[1] && found[2] ? { number: Number(found[2]), html_url: found[1] } : null;
+}
+
+function reviewCommentMessage(e: z.infer<typeof reviewCommentEvent>): Translation {
+  const action = e.action ?? 'created';
+  if (action !== 'created') return ignored(`GitHub pull_request_review_comment action "${action}" is not shown.`);
+  const c = e.comment;
+  const pr = e.pull_request ?? pullRequestFromCommentUrl(c.html_url);
+  const target = e.pull_request ? prLink(e.pull_request) : pr ? link(`#${pr.number}`, pr.html_url) : null;
+  const on = c.path ? ` on ${code(c.path, 200)} in` : ' on';
+  const head = `${actorOf(e.sender, c.user?.login)} ${linkMarkdown('commented', c.html_url)}${on} pull request${target ? ` ${target}` : ''} in ${repoLink(e.repository)}`;
+  const meta = metadata('github:pull_request_review_comment', [
+    ['repo', e.repository.full_name],
+    ['action', action],
+    ['pr', pr?.number],
+  ]);
+  return message(withBody(head, c.body), meta);
+}
+
+function commitCommentMessage(e: z.infer<typeof commitCommentEvent>): Translation {
+  const action = e.action ?? 'created';
+  if (action !== 'created') return ignored(`GitHub commit_comment action "${action}" is not shown.`);
+  const c = e.comment;
+  const sha = shortSha(c.commit_id) ?? (c.commit_id.replace(/[^0-9A-Za-z]/g, '').slice(0, 7) || '?');
+  const commitUrl =
+    e.repository.html_url && shortSha(c.commit_id) ? `${e.repository.html_url.replace(/\/+$/, '')}/commit/${c.commit_id}` : null;
+  const on = c.path ? ` on ${code(c.path, 200)} in` : ' on';
+  const head = `${actorOf(e.sender, c.user?.login)} ${linkMarkdown('commented', c.html_url)}${on} commit ${linkMarkdown(code(sha), commitUrl)} in ${repoLink(e.repository)}`;
+  const meta = metadata('github:commit_comment', [
+    ['repo', e.repository.full_name],
+    ['action', action],
+    ['commit', shortSha(c.commit_id)],
+  ]);
+  return message(withBody(head, c.body), meta);
+}
+
+/** Commit statuses and deployment statuses, by their `state`. */
+const STATES: Readonly<Record<string, { icon: string; phrase: string }>> = {
+  success: { icon: '\u2705 ', phrase: 'succeeded' },
+  failure: { icon: '\u274c ', phrase: 'failed' },
+  error: { icon: '\u274c ', phrase: 'errored' },
+};
+
+function stateOf(state: string): { icon: string; phrase: string } {
+  return STATES[state.toLowerCase()] ?? { icon: '', phrase: `is ${esc(state, 50)}` };
+}
+
+function withDescription(head: string, description: string | null | undefined): string {
+  const text = esc(description ?? '', 200);
+  return text === '' ? `${head}.` : `${head}: ${text}`;
+}
+
+function statusMessage(e: z.infer<typeof statusEvent>): Translation {
+  const { icon, phrase } = stateOf(e.state);
+  const sha = shortSha(e.sha) ?? '?';
+  const context = e.context?.trim() ? `${code(e.context, 100)} ` : '';
+  const branch = e.branches?.length === 1 ? e.branches[0]?.name : undefined;
+  const on = branch ? ` on ${code(branch)}` : '';
+  const head = `${icon}Status ${context}${linkMarkdown(phrase, e.target_url)} for commit ${linkMarkdown(code(sha), e.commit?.html_url)}${on} in ${repoLink(e.repository)}`;
+  const meta = metadata('github:status', [
+    ['repo', e.repository.full_name],
+    ['state', e.state],
+    ['context', e.context],
+    ['branch', branch],
+    ['commit', shortSha(e.sha)],
+  ]);
+  return message(withDescription(head, e.description), meta);
+}
+
+function checkRunMessage(e: z.infer<typeof checkRunEvent>): Translation {
+  if (e.action !== 'completed') return ignored(`GitHub check_run action "${e.action}" is not shown (only "completed").`);
+  const run = e.check_run;
+  const { icon, phrase } = outcome(run.status, run.conclusion);
+  const branch = run.check_suite?.head_branch;
+  const sha = shortSha(run.head_sha);
+  const where = [branch ? ` on ${code(branch)}` : '', sha ? ` (${code(sha)})` : ''].join('');
+  const by = run.app ? ` by ${esc(run.app.name, 100)}` : '';
+  const meta = metadata('github:check_run', [
+    ['repo', e.repository.full_name],
+    ['action', e.action],
+    ['check', run.name],
+    ['app', run.app?.name],
+    ['branch', branch],
+    ['conclusion', run.conclusion],
+  ]);
+  return message(`${icon}Check ${link(run.name, run.html_url)}${by} ${phrase}${where} in ${repoLink(e.repository)}.`, meta);
+}
+
+function deploymentStatusMessage(e: z.infer<typeof deploymentStatusEvent>): Translation {
+  const action = e.action ?? 'created';
+  if (action !== 'created') return ignored(`GitHub deployment_status action "${action}" is not shown.`);
+  const ds = e.deployment_status;
+  const { icon, phrase } = stateOf(ds.state);
+  const environment = ds.environment || e.deployment?.environment;
+  const ref = e.deployment?.ref;
+  const sha = shortSha(e.deployment?.sha);
+  const what = [ref ? ` of ${code(ref)}` : '', sha && sha !== ref ? ` (${code(sha)})` : ''].join('');
+  const to = environment ? ` to ${code(environment)}` : '';
+  const url = [ds.target_url, ds.log_url, ds.environment_url].find((u) => linkDestination(u) !== null);
+  const head = `${icon}Deployment${what}${to} ${linkMarkdown(phrase, url)} in ${repoLink(e.repository)}`;
+  const meta = metadata('github:deployment_status', [
+    ['repo', e.repository.full_name],
+    ['action', action],
+    ['environment', environment],
+    ['state', ds.state],
+    ['ref', ref],
+  ]);
+  return message(withDescription(head, ds.description), meta);
+}
+
+function forkMessage(e: z.infer<typeof forkEvent>): Translation {
+  return message(
+    `${actorOf(e.sender, e.forkee.full_name.split('/')[0])} forked ${repoLink(e.repository)} to ${repoLink(e.forkee)}.`,
+    metadata('github:fork', [
+      ['repo', e.repository.full_name],
+      ['fork', e.forkee.full_name],
+    ]),
+  );
+}
+
+const MAX_PAGES = 10;
+
+function gollumMessage(e: z.infer<typeof gollumEvent>): Translation {
+  if (e.pages.length === 0) return ignored('A GitHub wiki (gollum) event without pages is not shown.');
+  const page = (p: z.infer<typeof gollumEvent>['pages'][number]) =>
+    `${p.action === 'created' ? 'created' : p.action === 'edited' ? 'edited' : esc(p.action, 50)} ${link(p.title || p.page_name || 'a page', p.html_url)}`;
+  const actor = actorOf(e.sender);
+  const meta = metadata('github:gollum', [['repo', e.repository.full_name]]);
+  const [first] = e.pages;
+  if (e.pages.length === 1 && first) return message(`${actor} ${page(first)} in the wiki of ${repoLink(e.repository)}.`, meta);
+  const lines = e.pages.slice(0, MAX_PAGES).map((p) => `- ${page(p)}`);
+  if (e.pages.length > MAX_PAGES) lines.push(`- \u2026 and ${count(e.pages.length - MAX_PAGES, 'more page')}`);
+  return message(`${actor} changed ${count(e.pages.length, 'wiki page')} of ${repoLink(e.repository)}:\n${lines.join('\n')}`, meta);
+}
+
+function memberMessage(e: z.infer<typeof memberEvent>): Translation {
+  const verbs: Readonly<Record<string, string>> = { added: 'added', removed: 'removed', edited: 'changed the permissions of' };
+  const verb = verbs[e.action];
+  if (verb === undefined) return ignored(`GitHub member action "${e.action}" is not shown.`);
+  const preposition = e.action === 'added' ? ' to' : e.action === 'removed' ? ' from' : ' in';
+  return message(
+    `${actorOf(e.sender)} ${verb} ${link(e.member.login, e.member.html_url)}${preposition} ${repoLink(e.repository)}.`,
+    metadata('github:member', [
+      ['repo', e.repository.full_name],
+      ['action', e.action],
+      ['member', e.member.login],
+    ]),
+  );
+}
+
+function teamMessage(e: z.infer<typeof teamEvent>): Translation {
+  const team = `team ${link(e.team.name, e.team.html_url)}`;
+  const org = e.organization ? ` in ${esc(e.organization.login)}` : '';
+  const repo = e.repository ? repoLink(e.repository) : null;
+  let text: string;
+  switch (e.action) {
+    case 'created':
+    case 'deleted':
+    case 'edited':
+      text = `${e.action} ${team}${org}`;
+      break;
+    case 'added_to_repository':
+      text = `gave ${team} access to ${repo ?? 'a repository'}`;
+      break;
+    case 'removed_from_repository':
+      text = `removed ${team}'s access to ${repo ?? 'a repository'}`;
+      break;
+    default:
+      return ignored(`GitHub team action "${e.action}" is not shown.`);
+  }
+  return message(
+    `${actorOf(e.sender)} ${text}.`,
+    metadata('github:team', [
+      e.repository ? ['repo', e.repository.full_name] : ['org', e.organization?.login],
+      ['action', e.action],
+      ['team', e.team.name],
+    ]),
+  );
 }
 
 function refMessage(event: 'create' | 'delete', e: z.infer<typeof refEvent>): Translation {
@@ -404,6 +697,24 @@ export function translateGitHub(post: NativePost): Translation {
       return refMessage(event, expectShape(refEvent, body, `${WHAT} (${event})`));
     case 'star':
       return starMessage(expectShape(starEvent, body, `${WHAT} (star)`));
+    case 'pull_request_review_comment':
+      return reviewCommentMessage(expectShape(reviewCommentEvent, body, `${WHAT} (pull_request_review_comment)`));
+    case 'commit_comment':
+      return commitCommentMessage(expectShape(commitCommentEvent, body, `${WHAT} (commit_comment)`));
+    case 'status':
+      return statusMessage(expectShape(statusEvent, body, `${WHAT} (status)`));
+    case 'check_run':
+      return checkRunMessage(expectShape(checkRunEvent, body, `${WHAT} (check_run)`));
+    case 'deployment_status':
+      return deploymentStatusMessage(expectShape(deploymentStatusEvent, body, `${WHAT} (deployment_status)`));
+    case 'fork':
+      return forkMessage(expectShape(forkEvent, body, `${WHAT} (fork)`));
+    case 'gollum':
+      return gollumMessage(expectShape(gollumEvent, body, `${WHAT} (gollum)`));
+    case 'member':
+      return memberMessage(expectShape(memberEvent, body, `${WHAT} (member)`));
+    case 'team':
+      return teamMessage(expectShape(teamEvent, body, `${WHAT} (team)`));
     case 'watch':
       return ignored('GitHub sends "watch" along with "star"; only "star" is shown.');
     default:

@@ -4,11 +4,13 @@ import { translateGitHub } from './github';
 import { translateJenkins } from './jenkins';
 import { translateJira } from './jira';
 import { translateSalesforce } from './salesforce';
+import { translateSlack } from './slack';
 import { truncate } from './text';
 import { Unrecognised, type NativeKind, type NativeMediaType, type NativePost, type Translation } from './types';
 
 export { isNativeKind, NATIVE_KINDS, type NativeKind, type NativeMediaType, type NativePost, type Translation } from './types';
 export { SOAP_ACK } from './salesforce';
+export { looksLikeSlack } from './slack';
 
 const TRANSLATORS: Readonly<Record<NativeKind, (post: NativePost) => Translation>> = {
   github: translateGitHub,
@@ -16,6 +18,7 @@ const TRANSLATORS: Readonly<Record<NativeKind, (post: NativePost) => Translation
   jira: translateJira,
   jenkins: translateJenkins,
   salesforce: translateSalesforce,
+  slack: translateSlack,
 };
 
 /** What each kind's native payload may come as (the generic body is JSON for every kind). */
@@ -25,6 +28,7 @@ export const NATIVE_MEDIA_TYPES: Readonly<Record<NativeKind, readonly NativeMedi
   jira: ['application/json'],
   jenkins: ['application/json'],
   salesforce: ['application/json', 'text/xml'],
+  slack: ['application/json', 'application/x-www-form-urlencoded'],
 };
 
 /**

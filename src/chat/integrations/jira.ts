@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { esc, link, metadata, quote } from './text';
+import { count, esc, link, metadata, quote } from './text';
 import { expectShape, ignored, message, Unrecognised, type DeliveryKey, type NativePost, type Translation } from './types';
 
 /**
@@ -30,7 +30,7 @@ const issue = z.object({
     })
     .nullish(),
 });
-const comment = z.object({ body: z.unknown().optional(), author: person, updateAuthor: person });
+const comment = z.object({ body: z.unknown().optional(), author: person, updateAuthor: person, self: optStr });
 const event = z.object({
   webhookEvent: str,
   user: person,
@@ -143,23 +143,22 @@ function createdMessage(user: string, i: Issue, webhookEvent: string): Translati
   return message(parts.join('\n\n'), meta(webhookEvent, i));
 }
 
+const MAX_CHANGES = 10;
+
 function updatedMessage(user: string, e: z.infer<typeof event>, i: Issue): Translation {
   const items = e.changelog?.items ?? [];
-  const bullets: string[] = [];
-  for (const [field, label] of SHOWN_CHANGES) {
-    const item = items.find((it) => it.field.toLowerCase() === field);
-    if (item) bullets.push(`- **${label}**: ${change(item.fromString, item.toString, field === 'assignee' ? 'Unassigned' : 'None')}`);
-  }
-  const shown = new Set(SHOWN_CHANGES.map(([field]) => field));
-  const others = [...new Set(items.map((it) => it.field).filter((f) => !shown.has(f.toLowerCase())))];
-  if (others.length > 0) {
-    const list =
-      others
-        .slice(0, 10)
-        .map((f) => esc(f, 50))
-        .join(', ') + (others.length > 10 ? ', \u2026' : '');
-    bullets.push(`- ${bullets.length > 0 ? 'Also changed' : 'Changed'}: ${list}`);
-  }
+  // Status, assignee and priority first, then every other change in the changelog's order.
+  const rank = (field: string) => {
+    const at = SHOWN_CHANGES.findIndex(([known]) => known === field.toLowerCase());
+    return at === -1 ? SHOWN_CHANGES.length : at;
+  };
+  const ordered = items.map((item, at) => ({ item, at })).sort((a, b) => rank(a.item.field) - rank(b.item.field) || a.at - b.at);
+  const bullets = ordered.slice(0, MAX_CHANGES).map(({ item }) => {
+    const known = SHOWN_CHANGES.find(([field]) => field === item.field.toLowerCase());
+    const label = known ? known[1] : esc(item.field, 50);
+    return `- **${label}**: ${change(item.fromString, item.toString, item.field.toLowerCase() === 'assignee' ? 'Unassigned' : 'None')}`;
+  });
+  if (items.length > MAX_CHANGES) bullets.push(`- \u2026 and ${count(items.length - MAX_CHANGES, 'more change')}`);
   if (bullets.length === 0) {
     // Jira Server reports a comment as an issue update ("issue_commented") carrying the comment.
     if (e.comment) return commentMessage('comment_created', e, i);
@@ -175,6 +174,66 @@ function commentMessage(kind: 'comment_created' | 'comment_updated', e: z.infer<
     kind === 'comment_updated' ? (personName(c.updateAuthor) ?? personName(c.author)) : (personName(c.author) ?? personName(e.user));
   const verb = kind === 'comment_updated' ? 'edited a comment on' : 'commented on';
   return message(withQuote(`${esc(who ?? 'Someone')} ${verb} ${issueLink(i)}`, c.body), meta(kind, i));
+}
+
+/**
+ * Old Jira Server versions send comment_created without the issue. The comment's REST URL still
+ * names it (`<base>/rest/api/2/issue/<id or key>/comment/<id>`): linked by key (`/browse/KEY`) or
+ * by id (`/secure/ViewIssue.jspa?id=…`, which Jira Server redirects to the issue).
+ */
+function commentWithoutIssue(kind: 'comment_created' | 'comment_updated', e: z.infer<typeof event>): Translation {
+  const c = e.comment;
+  if (!c) throw new Unrecognised(`Not a Jira ${kind} payload: comment is missing.`, 'comment');
+  let target = 'an issue';
+  let issueRef: string | undefined;
+  let project: string | undefined;
+  const found = c.self ? /^(https?:\/\/.+?)\/rest\/api\/\d+\/issue\/([^/?#]+)\/comment(?:[/?#]|$)/i.exec(c.self) : null;
+  if (found?.[1] && found[2]) {
+    const base = found[1];
+    const ref = decodeURIComponentSafe(found[2]);
+    if (ISSUE_KEY.test(ref)) {
+      issueRef = ref;
+      project = /^([^-]+)-/.exec(ref)?.[1];
+      target = link(ref, `${base}/browse/${ref}`);
+    } else if (/^\d{1,18}$/.test(ref)) {
+      issueRef = ref;
+      target = link(`issue ${ref}`, `${base}/secure/ViewIssue.jspa?id=${ref}`);
+    }
+  }
+  const who =
+    kind === 'comment_updated' ? (personName(c.updateAuthor) ?? personName(c.author)) : (personName(c.author) ?? personName(e.user));
+  const verb = kind === 'comment_updated' ? 'edited a comment on' : 'commented on';
+  return message(
+    withQuote(`${esc(who ?? 'Someone')} ${verb} ${target}`, c.body),
+    metadata(`jira:${kind}`, [
+      ['project', project],
+      ['issue', issueRef],
+    ]),
+  );
+}
+
+function decodeURIComponentSafe(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+function issueMessage(webhookEvent: string, e: z.infer<typeof event>, i: Issue): Translation {
+  const user = esc(personName(e.user) ?? 'Someone');
+  switch (webhookEvent) {
+    case 'jira:issue_created':
+      return createdMessage(user, i, webhookEvent);
+    case 'jira:issue_updated':
+      return updatedMessage(user, e, i);
+    case 'jira:issue_deleted': {
+      const summary = i.fields?.summary;
+      return message(`${user} deleted ${esc(summary ? `${i.key}: ${summary}` : i.key)}.`, meta(webhookEvent, i));
+    }
+    default:
+      return commentMessage(webhookEvent === 'comment_updated' ? 'comment_updated' : 'comment_created', e, i);
+  }
 }
 
 /** X-Atlassian-Webhook-Identifier: the same on every retry of one delivery. */
@@ -196,24 +255,11 @@ export function translateJira(post: NativePost): Translation {
   if (!shown.includes(webhookEvent)) return ignored(`Jira event "${webhookEvent.slice(0, 60)}" is not shown.`);
 
   const e = expectShape(event, body, `Jira webhook payload (${webhookEvent})`);
-  if (!e.issue) throw new Unrecognised(`Not a Jira ${webhookEvent} payload: issue is missing.`, 'issue');
-  const user = esc(personName(e.user) ?? 'Someone');
-  let translation: Translation;
-  switch (webhookEvent) {
-    case 'jira:issue_created':
-      translation = createdMessage(user, e.issue, webhookEvent);
-      break;
-    case 'jira:issue_updated':
-      translation = updatedMessage(user, e, e.issue);
-      break;
-    case 'jira:issue_deleted': {
-      const summary = e.issue.fields?.summary;
-      translation = message(`${user} deleted ${esc(summary ? `${e.issue.key}: ${summary}` : e.issue.key)}.`, meta(webhookEvent, e.issue));
-      break;
-    }
-    default:
-      translation = commentMessage(webhookEvent === 'comment_updated' ? 'comment_updated' : 'comment_created', e, e.issue);
+  const commentKind = webhookEvent === 'comment_updated' ? 'comment_updated' : 'comment_created';
+  if (!e.issue && !(webhookEvent.startsWith('comment_') && e.comment)) {
+    throw new Unrecognised(`Not a Jira ${webhookEvent} payload: issue is missing.`, 'issue');
   }
+  const translation = e.issue ? issueMessage(webhookEvent, e, e.issue) : commentWithoutIssue(commentKind, e);
   const key = deliveryKey(post);
   return translation.kind === 'message' && key ? { ...translation, deliveryKey: key } : translation;
 }

@@ -165,6 +165,8 @@ function outboundMessage(text: string): Translation {
       .filter((field) => field.children.length === 0)
       .map((field) => [field.local, isNil(field) ? null : field.text.trim()] as const);
     const recordId = fields.find(([name]) => name === 'Id')?.[1] ?? null;
+    // Salesforce always sends the record's Id: a notification without it names no record.
+    if (!recordId) throw new Unrecognised('Not a Salesforce Outbound Message: an sObject has no Id.', 'sObject.Id');
     const url = origin && recordId && RECORD_ID.test(recordId) ? `${origin}/${recordId}` : null;
     return { id: recordId, fields, url };
   });

@@ -246,3 +246,22 @@ export function metadata(event: string, pairs: ReadonlyArray<readonly [string, s
   }
   return parts.join(' ');
 }
+
+/**
+ * A piece of one line of block text (not its start) escaped as text, spaces kept as written: for
+ * translators that build a line from several pieces (Slack's mrkdwn). `|` is escaped too (a table).
+ * Bare http(s) URLs become links. Line breaks become spaces; the caller splits lines first.
+ */
+export function escPiece(text: string): string {
+  return escapeText(clean(text).replace(/[\n\t]/g, ' '), { links: true, extra: /\|/g });
+}
+
+/** A link label written as text (no links inside), spaces kept, for a link built by the caller. */
+export function escLabel(text: string): string {
+  return asLabel(escapeText(clean(text).replace(/[\n\t]/g, ' '), { links: false, extra: /\|/g }));
+}
+
+/** Escapes what would start a block construct when `escaped` (already escaped) begins a line. */
+export function escLineStart(escaped: string): string {
+  return escapeLineStart(escaped);
+}

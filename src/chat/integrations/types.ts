@@ -4,7 +4,7 @@ import type { WebhookKind } from '../limits';
 /** Webhook kinds that take their tool's own payload (besides the generic body). */
 export type NativeKind = Exclude<WebhookKind, 'generic'>;
 
-export const NATIVE_KINDS: readonly NativeKind[] = ['github', 'bitbucket', 'jira', 'jenkins', 'salesforce'];
+export const NATIVE_KINDS: readonly NativeKind[] = ['github', 'bitbucket', 'jira', 'jenkins', 'salesforce', 'slack'];
 
 export function isNativeKind(kind: string): kind is NativeKind {
   return (NATIVE_KINDS as readonly string[]).includes(kind);

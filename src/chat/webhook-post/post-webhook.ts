@@ -47,5 +47,8 @@ function answer(format: AnswerFormat, status: number, body: string, replayed: bo
   const headers: Record<string, string> = replayed ? { 'Idempotent-Replayed': 'true' } : {};
   // Salesforce only counts a delivery as done on its SOAP acknowledgement.
   if (format === 'soap') return { status: 200, headers: { ...headers, 'Content-Type': 'text/xml; charset=utf-8' }, body: SOAP_ACK };
+  // Slack answers a stored post with `ok`; a post not stored in every room (202) keeps our JSON, which says so.
+  if (format === 'slack' && status === 200)
+    return { status, headers: { ...headers, 'Content-Type': 'text/plain; charset=utf-8' }, body: 'ok' };
   return { status, headers: { ...headers, 'Content-Type': 'application/json' }, body };
 }

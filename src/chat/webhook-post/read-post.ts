@@ -6,6 +6,7 @@ import { issuesToError, TOO_LARGE_ISSUE } from '../../http/validate';
 import { webhookNotFound } from '../chat-errors';
 import {
   isNativeKind,
+  looksLikeSlack,
   NATIVE_MEDIA_TYPES,
   SIGNATURE_HEADERS,
   translate,
@@ -22,6 +23,8 @@ import type { WebhookRow } from '../webhooks.store';
 export interface PostRequest {
   contentType: string;
   header(name: string): string | undefined;
+  /** A query parameter of the webhook URL (`?answer=slack`). */
+  query?(name: string): string | undefined;
   body(): Promise<Uint8Array>;
 }
 
@@ -31,8 +34,11 @@ export interface Idempotency {
   fingerprint: string;
 }
 
-/** How a sender wants its acknowledgement: our JSON, or the SOAP answer Salesforce waits for. */
-export type AnswerFormat = 'json' | 'soap';
+/**
+ * How a sender wants its acknowledgement: our JSON, the SOAP answer Salesforce waits for, or Slack's
+ * `ok` (text/plain) when the URL says `?answer=slack` (senders written for Slack may check for it).
+ */
+export type AnswerFormat = 'json' | 'soap' | 'slack';
 
 /**
  * What a post asks for, read against one copy of its webhook:
@@ -153,12 +159,16 @@ export async function readPost(webhook: WebhookCopy, request: PostRequest, body:
     await verifySignature(usableHook, await body.read(), request.header);
     const idempotency = key === undefined ? undefined : { key, fingerprint: await contentFingerprint(message, metadata) };
     const targets = routeMessage(usableHook, message, metadata);
-    return { kind: 'post', hook: usableHook, markdown: message, metadata, targets, idempotency, format: 'json' };
+    return { kind: 'post', hook: usableHook, markdown: message, metadata, targets, idempotency, format: jsonFormat(request) };
   }
   // A broken generic body gets the answer it always got, whatever the webhook.
   if (isGenericAttempt(json)) throw issuesToError(generic.error.issues);
   // So does anything else sent to an unknown or generic webhook; a tool's webhook reads its own payload.
   const hook = await webhook();
+  // A generic webhook pasted into a tool that speaks Slack's format: read as Slack, not refused.
+  if (hook?.kind === 'generic' && looksLikeSlack(json)) {
+    return readNative(hook, 'slack', { mediaType: format, text: await body.asText(), json, header: request.header }, request, body);
+  }
   if (!hook || !isNativeKind(hook.kind)) throw issuesToError(generic.error.issues);
   return readNative(hook, hook.kind, { mediaType: format, text: await body.asText(), json, header: request.header }, request, body);
 }
@@ -174,7 +184,7 @@ async function readNative(hook: WebhookRow, kind: NativeKind, post: NativePost, 
     throw new ApiError(400, 'invalid.value', translation.expected, [{ errorCode: 'invalid.value', fieldName: translation.fieldName }]);
   }
   // Salesforce only counts a delivery as done on its SOAP acknowledgement.
-  const format: AnswerFormat = post.mediaType === 'text/xml' ? 'soap' : 'json';
+  const format: AnswerFormat = post.mediaType === 'text/xml' ? 'soap' : jsonFormat(request);
   if (translation.kind === 'ignored') return { kind: 'ignored', reason: translation.reason, format };
 
   const { markdown, metadata, deliveryKey } = translation;
@@ -189,6 +199,11 @@ async function readNative(hook: WebhookRow, kind: NativeKind, post: NativePost, 
     };
   }
   return { kind: 'post', hook, markdown, metadata, targets: routeMessage(hook, markdown, metadata), idempotency, format };
+}
+
+/** `?answer=slack` on the webhook URL asks for Slack's `ok` instead of our JSON (any kind, any body). */
+function jsonFormat(request: PostRequest): AnswerFormat {
+  return request.query?.('answer') === 'slack' ? 'slack' : 'json';
 }
 
 function usable(hook: WebhookRow | undefined): WebhookRow {

@@ -16,6 +16,7 @@ export const webhookPostRoutes = new Hono<AppEnv>().post('/webhooks/api/v1/webho
   const answer = await postToWebhook(c.env, c.var.db, secret, {
     contentType: c.req.header('Content-Type') ?? '',
     header: (name) => c.req.header(name),
+    query: (name) => c.req.query(name),
     body: () => readBodyBytes(c.req.raw, CHAT_LIMITS.webhookBodyBytes),
   });
   return c.body(answer.body, answer.status as 200, answer.headers);

@@ -531,10 +531,36 @@ export const GITHUB: Record<string, Case> = {
 };
 
 export const GITHUB_IGNORED: Record<string, { headers: Record<string, string>; body: unknown; reason: string }> = {
-  'a pull request synchronize': {
+  'a pull request edited': {
     headers: gh('pull_request'),
-    body: prEvent('synchronize'),
-    reason: 'GitHub pull_request action "synchronize" is not shown.',
+    body: prEvent('edited'),
+    reason: 'GitHub pull_request action "edited" is not shown.',
+  },
+  'an inline review comment deleted': {
+    headers: gh('pull_request_review_comment'),
+    body: {
+      action: 'deleted',
+      comment: { body: 'x', html_url: `${PR_URL}#discussion_r1`, path: 'README.md' },
+      pull_request: ghPullRequest(),
+      repository: ghRepository(),
+      sender: ghSender,
+    },
+    reason: 'GitHub pull_request_review_comment action "deleted" is not shown.',
+  },
+  'a check run created': {
+    headers: gh('check_run'),
+    body: {
+      action: 'created',
+      check_run: { name: 'lint', status: 'queued', conclusion: null },
+      repository: ghRepository(),
+      sender: ghSender,
+    },
+    reason: 'GitHub check_run action "created" is not shown (only "completed").',
+  },
+  'a label created': {
+    headers: gh('label'),
+    body: { action: 'created', label: { name: 'bug' }, repository: ghRepository(), sender: ghSender },
+    reason: 'GitHub event "label" is not shown.',
   },
   'a review without a summary': {
     headers: gh('pull_request_review'),
@@ -571,11 +597,6 @@ export const GITHUB_IGNORED: Record<string, { headers: Record<string, string>; b
     headers: gh('watch'),
     body: { action: 'started', repository: ghRepository(), sender: ghSender },
     reason: 'GitHub sends "watch" along with "star"; only "star" is shown.',
-  },
-  'a fork': {
-    headers: gh('fork'),
-    body: { forkee: ghRepository({ full_name: 'Octocoders/Hello-World' }), repository: ghRepository(), sender: ghSender },
-    reason: 'GitHub event "fork" is not shown.',
   },
 };
 
@@ -867,7 +888,7 @@ export const JIRA_CASES: Record<string, Case> = {
         ],
       },
     },
-    markdown: `Mia Krystof updated ${SUP42}:\n- **Status**: To Do \u2192 In Progress\n- **Assignee**: Unassigned \u2192 Mia Krystof\n- Also changed: resolution`,
+    markdown: `Mia Krystof updated ${SUP42}:\n- **Status**: To Do \u2192 In Progress\n- **Assignee**: Unassigned \u2192 Mia Krystof\n- **resolution**: None \u2192 Done`,
     metadata: 'jira:issue_updated project=SUP issue=SUP-42 status=In%20Progress',
   },
   'issue priority raised': {
@@ -922,7 +943,8 @@ export const JIRA_CASES: Record<string, Case> = {
       },
     },
     markdown:
-      'Bryan Rollins \\[Atlassian\\] updated [JRA-20002: I feel the need for speed](https://jira.atlassian.com/browse/JRA-20002):\n- Changed: summary, issuetype',
+      'Bryan Rollins \\[Atlassian\\] updated [JRA-20002: I feel the need for speed](https://jira.atlassian.com/browse/JRA-20002):\n' +
+      '- **summary**: What is going on here????? \u2192 A new summary.\n- **issuetype**: Improvement \u2192 New Feature',
     metadata: 'jira:issue_updated project=JRA issue=JRA-20002',
   },
   'issue deleted': {

@@ -1,7 +1,9 @@
+/// <reference types="vite/client" />
 import { describe, expect, it } from 'vitest';
 import { translate } from '../../../src/chat/integrations';
 import { ACME, outboundMessage, SALESFORCE_FLOW, SALESFORCE_OUTBOUND } from './fixtures';
 import { nativePost } from './support';
+import CASE_XML from '/work/shared/fixtures/native-payloads/salesforce/index-39072867399__Case.xml?raw';
 
 describe('Salesforce Outbound Messages (SOAP)', () => {
   it.each(Object.entries(SALESFORCE_OUTBOUND))('turns %s into its message and metadata, keyed by the notification ids', (name, c) => {
@@ -25,6 +27,27 @@ describe('Salesforce Outbound Messages (SOAP)', () => {
     expect(lines[0]).toBe('Salesforce: 12 Opportunity records');
     expect(lines).toHaveLength(12);
     expect(lines[11]).toBe('- \u2026 and 2 more records');
+  });
+
+  it('refuses a notification whose sObject has no Id (Salesforce always sends it) with a field naming it', () => {
+    // A real Outbound Message (a Case), first as sent, then with the record's Id taken out.
+    const recordId = /<sf:Id>([^<]+)<\/sf:Id>/.exec(CASE_XML)![1]!;
+    const origin = new URL(/<EnterpriseUrl>([^<]+)</.exec(CASE_XML)![1]!).origin;
+    expect(translate('salesforce', nativePost(CASE_XML, {}, 'text/xml'))).toMatchObject({
+      kind: 'message',
+      markdown: expect.stringContaining(`[${recordId}](${origin}/${recordId})`),
+    });
+    const withoutId = CASE_XML.replace(/<sf:Id>[^<]*<\/sf:Id>/, '');
+    expect(withoutId).not.toContain(recordId);
+    expect(translate('salesforce', nativePost(withoutId, {}, 'text/xml'))).toEqual({
+      kind: 'unrecognised',
+      expected: 'Not a Salesforce Outbound Message: an sObject has no Id.',
+      fieldName: 'sObject.Id',
+    });
+    const empty = outboundMessage(ACME.replace(/<sf:Id>[^<]*<\/sf:Id>/, '<sf:Id></sf:Id>'));
+    expect(translate('salesforce', nativePost(empty, {}, 'text/xml'))).toMatchObject({ kind: 'unrecognised', fieldName: 'sObject.Id' });
+    const bare = outboundMessage(ACME.replace(/(<sObject[^>]*>)[\s\S]*<\/sObject>/, '$1</sObject>'));
+    expect(translate('salesforce', nativePost(bare, {}, 'text/xml'))).toMatchObject({ kind: 'unrecognised', fieldName: 'sObject.Id' });
   });
 
   it.each([

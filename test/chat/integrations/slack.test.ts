@@ -1,0 +1,422 @@
+/// <reference types="vite/client" />
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { translate } from '../../../src/chat/integrations';
+import { convert } from '../../../src/chat/integrations/mrkdwn';
+import { renderMarkdown } from '../../../src/chat/markdown';
+import { expectError, send, type Sent } from '../../helpers';
+import { history, type PostTarget, roomWithWebhook, webhookPath } from '../helpers';
+import { nativePost } from './support';
+
+/**
+ * The 51 Slack-format bodies other projects send or expect (/work/shared/fixtures/slack-format, see its
+ * README), read as the bytes they are: Vite inlines them at build time, as workerd has no file system.
+ */
+const FILES = import.meta.glob('../../../../shared/fixtures/slack-format/*.{json,form}', {
+  query: '?raw',
+  import: 'default',
+  eager: true,
+}) as Record<string, string>;
+const FIXTURES = Object.entries(FILES)
+  .filter(([path]) => !path.endsWith('/manifest.json'))
+  .map(([path, text]) => ({ name: path.split('/').at(-1) ?? path, text, form: path.endsWith('.form') }));
+
+/** The JSON a fixture carries (a form's `payload=`, encoded or raw). */
+function bodyOf(f: { text: string; form: boolean }): any {
+  if (!f.form) return JSON.parse(f.text);
+  try {
+    return JSON.parse(new URLSearchParams(f.text).get('payload') ?? '');
+  } catch {
+    return JSON.parse(f.text.replace(/^payload=/, ''));
+  }
+}
+
+function slackPost(f: { text: string; form: boolean }) {
+  return f.form ? nativePost(f.text, {}, 'application/x-www-form-urlencoded') : nativePost(f.text);
+}
+
+/**
+ * What a reader must see of a payload, worked out from the payload alone: the visible strings of the
+ * fields Slack shows (top-level `text` only without blocks, as Slack does; attachments' pretext,
+ * author, title, text, fields and footer; section, header and context blocks), with Slack's
+ * `<target|label>` read as its label, mentions and shortcodes left out, and entities decoded.
+ */
+function visibleStrings(body: any): string[] {
+  const out: string[] = [];
+  const add = (v: unknown) => {
+    if (typeof v === 'string') out.push(v);
+    else if (v && typeof v === 'object' && typeof (v as any).text === 'string') out.push((v as any).text);
+  };
+  const blocks = (list: unknown) => {
+    for (const b of Array.isArray(list) ? list : []) {
+      if (!b || typeof b !== 'object') continue;
+      if (b.type === 'section') {
+        add(b.text);
+        for (const f of Array.isArray(b.fields) ? b.fields : []) add(f);
+      } else if (b.type === 'header') add(b.text);
+      else if (b.type === 'context') for (const e of Array.isArray(b.elements) ? b.elements : []) if (e?.type !== 'image') add(e);
+    }
+  };
+  const hasBlocks = Array.isArray(body.blocks) && body.blocks.length > 0;
+  if (!hasBlocks) add(body.text);
+  blocks(body.blocks);
+  for (const a of Array.isArray(body.attachments) ? body.attachments : []) {
+    if (!a || typeof a !== 'object') continue;
+    for (const k of ['pretext', 'author_name', 'title', 'text', 'footer']) add(a[k]);
+    for (const f of Array.isArray(a.fields) ? a.fields : []) {
+      if (!f) continue;
+      add(f.title);
+      add(typeof f.value === 'number' ? String(f.value) : f.value);
+    }
+    blocks(a.blocks);
+  }
+  return out;
+}
+
+function words(strings: string[]): string[] {
+  const text = strings
+    .join(' ')
+    .replace(/<[!@#][^>]*>/g, ' ')
+    .replace(/<([^>|]*)\|([^>]*)>/g, ' $2 ')
+    .replace(/:[a-z0-9_+-]+:/g, ' ')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
+  return [...new Set(text.match(/[\p{L}\p{N}]{3,}/gu) ?? [])];
+}
+
+/** The markdown as a reader sees its characters: escapes and our bracket references undone. */
+function readable(markdown: string): string {
+  return markdown.replace(/\\(.)/g, '$1').replace(/&#91;/g, '[').replace(/&#93;/g, ']');
+}
+
+/** http(s) links the payload offers (title_link, image_url, <url|label>, button urls…), as URL parsing writes them. */
+function offeredUrls(text: string): Set<string> {
+  const urls = new Set<string>();
+  for (const [u] of text.replace(/\\u0026/g, '&').matchAll(/(?:https?:\/\/|mailto:)[^\s"<>|\\`)\]]+/g)) {
+    urls.add(u);
+    try {
+      urls.add(new URL(u).href);
+    } catch {}
+  }
+  return urls;
+}
+
+function hrefs(html: string): string[] {
+  return [...html.matchAll(/<a href="([^"]*)"/g)].map((m) => m[1]!.replace(/&amp;/g, '&'));
+}
+
+describe('mrkdwn converter', () => {
+  const cases: Array<[string, string]> = [
+    ['*bold* _italic_ ~strike~ `code`', '**bold** *italic* ~~strike~~ `code`'],
+    ['see <https://example.com/a?b=1&amp;c=2|the page> now', 'see [the page](https://example.com/a?b=1&c=2) now'],
+    ['<https://example.com>', '[https\\://example.com](https://example.com/)'],
+    ['<mailto:ops@example.com|mail ops>', '[mail ops](mailto:ops@example.com)'],
+    ['<javascript:alert(1)|click>', 'click'],
+    ['<!here> <!channel> <!everyone> <!here|here>', '\\@here \\@channel \\@everyone \\@here'],
+    ['hi <@U123> in <#C123|general> and <#C999>', 'hi \\@U123 in #general and #C999'],
+    ['<!subteam^S1|@oncall> <!subteam^S2>', '\\@oncall \\@S2'],
+    ['<!date^1392734382^{date_short}|Feb 18, 2014>', 'Feb 18, 2014'],
+    [':tada: :rocket: :unknown_thing:', '\u{1f389} \u{1f680} :unknown\\_thing:'],
+    ['1 &lt; 2 &amp;&amp; 3 &gt; 2', '1 \\< 2 \\&\\& 3 > 2'],
+    ['> quoted\nnot quoted', '> quoted\n\nnot quoted'],
+    ['# not a heading\n- not a list\n1. not ordered', '\\# not a heading\n\\- not a list\n1\\. not ordered'],
+    ['**std bold** and [std](https://example.com/x)', '**std bold** and [std](https://example.com/x)'],
+    ['[evil](javascript:alert(1))', '\\[evil\\](javascript:alert(1))'],
+    ['a | b\n---|---', 'a \\| b\n\\---\\|---'],
+    ['snake_case_name and 2*3*4', 'snake\\_case\\_name and 2\\*3\\*4'],
+    ['```\nline <b>\n```', '```\nline <b>\n```'],
+    ['    indented', '\u00a0\u00a0\u00a0\u00a0indented'],
+    // Slack reads <…> as a control sequence: not a URL, so its text.
+    ['<img src=x onerror=alert(1)>', 'img src=x onerror=alert(1)'],
+  ];
+  it.each(cases)('converts %j', (input, expected) => {
+    expect(convert(input)).toBe(expected);
+  });
+
+  it('renders converted text with only the links it made, and no HTML of its own', () => {
+    const html = renderMarkdown(
+      convert('*hi* <https://ok.example/|ok> <script>x</script> ![i](https://img.example/i.png) [x](javascript:y)'),
+    );
+    expect(html).not.toContain('<script');
+    expect(html).not.toContain('<img');
+    // A standard link is a link (shown as one, never an image: the `!` is escaped).
+    expect(hrefs(html)).toEqual(['https://ok.example/', 'https://img.example/i.png']);
+  });
+});
+
+describe('Slack payloads (the translator)', () => {
+  it('translates text, attachments and blocks with their metadata', () => {
+    const t = translate(
+      'slack',
+      nativePost({
+        text: 'ignored when blocks show',
+        channel: '#ops',
+        username: 'Alert Bot',
+        icon_emoji: ':bell:',
+        thread_ts: '1700000000.000100',
+        blocks: [
+          { type: 'header', text: { type: 'plain_text', text: 'Disk *full*' } },
+          { type: 'section', text: { type: 'mrkdwn', text: '*db-1* at 98%' }, fields: [{ type: 'mrkdwn', text: '*Region*: eu' }] },
+          { type: 'divider' },
+          { type: 'context', elements: [{ type: 'mrkdwn', text: 'via _cron_' }] },
+          { type: 'image', image_url: 'https://img.example/graph.png', alt_text: 'graph' },
+          { type: 'actions', elements: [{ type: 'button', text: { type: 'plain_text', text: 'Open' }, url: 'https://ops.example/1' }] },
+          { type: 'input', element: { type: 'plain_text_input' }, label: { type: 'plain_text', text: 'skipped' } },
+        ],
+        attachments: [
+          {
+            color: 'danger',
+            pretext: 'Before',
+            author_name: 'Grafana',
+            author_link: 'https://grafana.example/',
+            title: 'CPU high',
+            title_link: 'https://grafana.example/d/1',
+            text: 'Value is *95*',
+            fields: [{ title: 'Host', value: 'web-1', short: true }, null, { title: 'Note', value: 'line 1\nline 2' }],
+            image_url: 'https://img.example/cpu.png',
+            footer: 'Grafana v10',
+            ts: 1700000000,
+          },
+        ],
+      }),
+    );
+    expect(t).toEqual({
+      kind: 'message',
+      markdown: [
+        '**Disk \\*full\\***',
+        '**db-1** at 98%\n\n- **Region**: eu',
+        '---',
+        'via *cron*',
+        '[graph](https://img.example/graph.png)',
+        '[Open](https://ops.example/1)',
+        'Before',
+        '\u{1f534} [Grafana](https://grafana.example/)',
+        '**[CPU high](https://grafana.example/d/1)**',
+        'Value is **95**',
+        '- **Host**: web-1\n- **Note**:\n  line 1\n  line 2',
+        '[image](https://img.example/cpu.png)',
+        '*Grafana v10 \u00b7 2023-11-14 22:13 UTC*',
+      ].join('\n\n'),
+      metadata: 'slack:message channel=#ops username=Alert%20Bot icon_emoji=:bell: thread_ts=1700000000.000100 level=danger',
+    });
+  });
+
+  it('uses an attachment\u2019s fallback only when it has nothing else to show', () => {
+    expect(translate('slack', nativePost({ attachments: [{ fallback: 'Plain *summary*', color: '#36a64f' }] }))).toEqual({
+      kind: 'message',
+      markdown: '\u{1f7e2} Plain **summary**',
+      metadata: 'slack:message level=good',
+    });
+  });
+
+  it('answers a Slack body with nothing to show as unrecognised, naming the fields it expected', () => {
+    for (const body of [
+      { text: null },
+      { text: '  ' },
+      { attachments: [null, { title: null }] },
+      { blocks: [{ type: 'divider' }] },
+      [1],
+      '"x"',
+    ]) {
+      expect(translate('slack', nativePost(body as object))).toEqual({
+        kind: 'unrecognised',
+        expected: expect.stringContaining('"text", "attachments"'),
+        fieldName: typeof body === 'object' && !Array.isArray(body) ? 'text' : 'body',
+      });
+    }
+    expect(translate('slack', nativePost('payload=%7Bnot', {}, 'application/x-www-form-urlencoded'))).toMatchObject({
+      kind: 'unrecognised',
+      fieldName: 'payload',
+    });
+  });
+
+  it('shows hostile text in every field as text: no HTML, no image, no link but to the URLs given', () => {
+    const hostile = fc
+      .array(
+        fc.constantFrom(
+          ...'\\`*_~[]()<>&@!#+-=.|:;"\'abc '.split(''),
+          '<script>',
+          '<img src=x>',
+          '](javascript:alert(1))',
+          '![x](https://evil.example/i.png)',
+          '<javascript:x|y>',
+          '<https://evil.example|',
+          'www.evil.example',
+          '&lt;b&gt;',
+          '\n> ',
+          '\n- ',
+          '\n```\n',
+          '\n---\n',
+          ':tada:',
+        ),
+        { maxLength: 25 },
+      )
+      .map((a) => a.join(''));
+    fc.assert(
+      fc.property(hostile, hostile, hostile, hostile, (a, b, c, d) => {
+        const t = translate(
+          'slack',
+          nativePost({
+            text: a,
+            username: b,
+            attachments: [
+              {
+                pretext: b,
+                title: c,
+                title_link: 'https://ok.example/t',
+                text: d,
+                fields: [{ title: a, value: b }],
+                footer: c,
+                fallback: d,
+              },
+            ],
+          }),
+        );
+        const blocks = translate(
+          'slack',
+          nativePost({
+            blocks: [
+              { type: 'header', text: { type: 'plain_text', text: a } },
+              {
+                type: 'section',
+                text: { type: 'mrkdwn', text: b },
+                fields: [
+                  { type: 'mrkdwn', text: c },
+                  { type: 'plain_text', text: d },
+                ],
+              },
+              { type: 'context', elements: [{ type: 'mrkdwn', text: d }] },
+              {
+                type: 'rich_text',
+                elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: a, style: { bold: true } }] }],
+              },
+            ],
+          }),
+        );
+        if (blocks.kind === 'message') {
+          const html = renderMarkdown(blocks.markdown);
+          expect(html).not.toMatch(/<(script|img|iframe|b>)/);
+          for (const href of hrefs(html)) expect(href).toMatch(/^https?:\/\/(evil\.example|www\.evil\.example)/);
+        }
+        if (t.kind !== 'message') return;
+        const html = renderMarkdown(t.markdown);
+        expect(html).not.toMatch(/<(script|img|iframe|b>)/);
+        for (const href of hrefs(html)) {
+          // Only the given title link, or a URL written out in the text itself (shown as itself).
+          expect(href === 'https://ok.example/t' || /^https?:\/\/(evil\.example|www\.evil\.example)/.test(href)).toBe(true);
+        }
+        expect(t.metadata.length).toBeLessThanOrEqual(4_000);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('the 51 Slack-format fixtures', () => {
+  it('are all there', () => {
+    expect(FIXTURES.length).toBe(51);
+  });
+
+  /** Bodies with nothing Slack would show: Slack event shapes (message_changed) and all-null ones. */
+  const NOTHING = FIXTURES.filter((f) => words(visibleStrings(bodyOf(f))).length === 0 && !/image_url"\s*:\s*"http/.test(f.text));
+
+  it.each(FIXTURES.map((f) => [f.name, f] as const))('%s: every visible word, and only offered links, in the message', (_, f) => {
+    const body = bodyOf(f);
+    const t = translate('slack', slackPost(f));
+    if (NOTHING.includes(f)) {
+      expect(t).toMatchObject({ kind: 'unrecognised', fieldName: 'text' });
+      return;
+    }
+    expect(t.kind, JSON.stringify(t)).toBe('message');
+    if (t.kind !== 'message') return;
+    const seen = readable(t.markdown);
+    for (const word of words(visibleStrings(body))) expect(seen, word).toContain(word);
+    const html = renderMarkdown(t.markdown);
+    expect(html).not.toMatch(/<(script|img|iframe)/);
+    const offered = offeredUrls(f.form ? decodeURIComponent(f.text.replace(/\+/g, ' ')) : f.text);
+    for (const href of hrefs(html))
+      expect(
+        [...offered].some((u) => u === href || u.startsWith(href) || href.startsWith(u)),
+        href,
+      ).toBe(true);
+    for (const key of ['channel', 'username'] as const) {
+      if (typeof body[key] === 'string' && body[key].trim() !== '') expect(t.metadata).toContain(`${key}=`);
+    }
+  });
+
+  it('shows 47 of them; the other 4 have nothing to show', () => {
+    expect(NOTHING.map((f) => f.name).sort()).toEqual([
+      'zulip__zulip__zulip__zerver__webhooks__slack_incoming__fixtures__attachment_pieces_all_null.json',
+      'zulip__zulip__zulip__zerver__webhooks__slack_incoming__fixtures__event_message_changed.json',
+      'zulip__zulip__zulip__zerver__webhooks__slack_incoming__fixtures__message_changed.json',
+      'zulip__zulip__zulip__zerver__webhooks__slack_incoming__fixtures__null_text.json',
+    ]);
+  });
+});
+
+function postRaw(target: PostTarget, body: string, contentType: string, query = ''): Promise<Sent> {
+  return send('POST', webhookPath(target) + query, { token: null, body, headers: { 'Content-Type': contentType } });
+}
+
+function fixture(part: string) {
+  const f = FIXTURES.find((x) => x.name.includes(part));
+  if (!f) throw new Error(`no fixture ${part}`);
+  return f;
+}
+
+describe('Slack payloads posted end to end', () => {
+  const SAMPLES = [
+    'gatus__TwiN__gatus__alerting__provider__slack__slack_test.go__L157',
+    'grafana__grafana',
+    'urlencoded_text.txt.form',
+    'incoming___index.md__L52.form',
+    'Readme.md__L52',
+  ];
+
+  it.each(['slack', 'generic'])(
+    'a %s webhook stores fixtures (JSON and form) as their translated messages, read back through history',
+    async (kind) => {
+      const { roomId, hook } = await roomWithWebhook({ kind });
+      const expected: string[] = [];
+      for (const part of SAMPLES) {
+        const f = fixture(part);
+        // A generic webhook takes Slack's JSON; forms stay a tool's kind's (415 on a generic webhook).
+        if (f.form && kind === 'generic') {
+          expectError(await postRaw(hook, f.text, 'application/x-www-form-urlencoded'), 415, 'unsupported.media.type');
+          continue;
+        }
+        const res = await postRaw(hook, f.text, f.form ? 'application/x-www-form-urlencoded' : 'application/json');
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+        const t = translate('slack', slackPost(f));
+        if (t.kind === 'message') expected.push(t.markdown);
+      }
+      const stored = (await history(roomId)).body.entities as { markdown: string; metadata: string; html: string }[];
+      expect(stored.map((m) => m.markdown)).toEqual(expected);
+      expect(stored.every((m) => m.metadata.startsWith('slack:message'))).toBe(true);
+      expect(stored[0]!.html).toContain('<strong>');
+      expect(stored.some((m) => m.html.includes('<img'))).toBe(false);
+    },
+  );
+
+  it('answers `ok` as text/plain when the URL says ?answer=slack, our JSON otherwise', async () => {
+    const { hook } = await roomWithWebhook({ kind: 'slack' });
+    const ok = await postRaw(hook, JSON.stringify({ text: 'hello' }), 'application/json', '?answer=slack');
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('Content-Type')).toContain('text/plain');
+    expect(ok.body).toBe('ok');
+    const json = await postRaw(hook, JSON.stringify({ text: 'hello' }), 'application/json');
+    expect(json.body).toEqual({ deliveries: [expect.objectContaining({ seq: 2 })] });
+    // Refusals keep their JSON error.
+    expectError(await postRaw(hook, JSON.stringify({ text: '' }), 'application/json', '?answer=slack'), 400, 'invalid.value', 'text');
+  });
+
+  it('keeps the generic webhook\u2019s answers for anything that is not Slack\u2019s', async () => {
+    const { hook } = await roomWithWebhook({ kind: 'generic' });
+    expectError(await postRaw(hook, JSON.stringify({ hello: 'x' }), 'application/json'), 400, 'invalid.value', 'message');
+    expectError(await postRaw(hook, JSON.stringify({ message: '' }), 'application/json'), 400, 'invalid.value', 'message');
+    expectError(await postRaw(hook, JSON.stringify({ text: null }), 'application/json'), 400, 'invalid.value', 'message');
+    // An unknown webhook answers as a generic one, so a Slack body does not reveal whether an id exists.
+    expectError(await postRaw(crypto.randomUUID(), JSON.stringify({ text: 'hi' }), 'application/json'), 400, 'invalid.value', 'message');
+  });
+});
