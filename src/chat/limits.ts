@@ -61,7 +61,7 @@ export interface RateLimit {
 export const DEFAULT_RATE_LIMIT: RateLimit = { burst: 100, perSecond: 10 };
 export const RATE_LIMIT_MAX = { burst: 100_000, perSecond: 100_000 } as const;
 
-export const WEBHOOK_KINDS = ['generic', 'jenkins', 'jira', 'github', 'bitbucket', 'salesforce', 'slack'] as const;
+export const WEBHOOK_KINDS = ['generic', 'jenkins', 'jira', 'github', 'bitbucket', 'salesforce', 'slack', 'discord'] as const;
 export type WebhookKind = (typeof WEBHOOK_KINDS)[number];
 
 export const WEBHOOK_PATH = '/webhooks/api/v1/webhook/';

@@ -59,7 +59,7 @@ describe('webhooks (chat:admin)', () => {
 
   it('accepts every kind, paused creation, mappings and a partial rate limit', async () => {
     const [room, other] = await Promise.all([createRoom(), createRoom()]);
-    for (const kind of ['generic', 'jenkins', 'jira', 'github', 'bitbucket', 'salesforce']) {
+    for (const kind of ['generic', 'jenkins', 'jira', 'github', 'bitbucket', 'salesforce', 'slack', 'discord']) {
       expect((await createWebhook({ roomId: room.id, kind })).kind).toBe(kind);
     }
     const mappings = [{ field: 'metadata', match: 'prefix', value: 'prod', roomIds: [other.id] }];

@@ -32,7 +32,7 @@ const PERMISSIONS = [
   'chat:admin',
   'chat:read',
 ];
-const KINDS = ['generic', 'jenkins', 'jira', 'github', 'bitbucket', 'salesforce', 'slack'];
+const KINDS = ['generic', 'jenkins', 'jira', 'github', 'bitbucket', 'salesforce', 'slack', 'discord'];
 const SIGNED_KINDS = ['github', 'bitbucket', 'jira'];
 const UUID_LOWER = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const INVALID: Verdict = { status: 400, codes: ['invalid.value'] };

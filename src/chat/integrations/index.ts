@@ -1,5 +1,6 @@
 import { CHAT_LIMITS, codePointLength } from '../limits';
 import { translateBitbucket } from './bitbucket';
+import { translateDiscord } from './discord';
 import { translateGitHub } from './github';
 import { translateJenkins } from './jenkins';
 import { translateJira } from './jira';
@@ -10,6 +11,7 @@ import { Unrecognised, type NativeKind, type NativeMediaType, type NativePost, t
 
 export { isNativeKind, NATIVE_KINDS, type NativeKind, type NativeMediaType, type NativePost, type Translation } from './types';
 export { SOAP_ACK } from './salesforce';
+export { looksLikeDiscord } from './discord';
 export { looksLikeSlack } from './slack';
 
 const TRANSLATORS: Readonly<Record<NativeKind, (post: NativePost) => Translation>> = {
@@ -19,6 +21,7 @@ const TRANSLATORS: Readonly<Record<NativeKind, (post: NativePost) => Translation
   jenkins: translateJenkins,
   salesforce: translateSalesforce,
   slack: translateSlack,
+  discord: translateDiscord,
 };
 
 /** What each kind's native payload may come as (the generic body is JSON for every kind). */
@@ -29,6 +32,7 @@ export const NATIVE_MEDIA_TYPES: Readonly<Record<NativeKind, readonly NativeMedi
   jenkins: ['application/json'],
   salesforce: ['application/json', 'text/xml'],
   slack: ['application/json', 'application/x-www-form-urlencoded'],
+  discord: ['application/json', 'multipart/form-data'],
 };
 
 /**

@@ -6,6 +6,10 @@ import { code, escLabel, escLineStart, escPiece, linkDestination, truncate } fro
  * escaped (text.ts), so `**x**`, `[x](y)`, `<b>` or `![i](u)` written by a sender show as written.
  * The only links are made from `<url|label>`, a bare http(s) URL, and (as Mattermost-style senders mix
  * standard markdown in) `[label](http…)`; each through linkDestination, or a checked `mailto:`.
+ *
+ * With `markdown: true` (Mattermost bodies, Discord content) the same reader takes standard markdown:
+ * `*x*` is italic rather than bold, `#` headings show as bold lines, `- ` / `1. ` lists stay lists,
+ * a code fence's language is dropped, `>>> ` quotes the rest. Everything else is escaped as for Slack.
  */
 
 /** A few common shortcodes shown as their emoji; any other `:name:` stays as the text it is. */
@@ -80,6 +84,11 @@ function angle(inner: string): string {
     return escPiece(label !== '' ? label : target);
   }
   if (target.startsWith('@')) return escPiece(`@${label !== '' ? label.replace(/^@/, '') : target.slice(1)}`);
+  // Discord's `<t:1700000000:R>` timestamps and `<:name:id>` custom emoji, read rather than shown raw.
+  const stamp = /^t:(\d{1,12})(?::[a-zA-Z])?$/.exec(target);
+  if (stamp) return escPiece(slackDate(stamp[1]) ?? target);
+  const custom = /^a?:([\w~]{1,40}):\d{1,30}$/.exec(target);
+  if (custom) return escPiece(`:${custom[1]}:`);
   if (target.startsWith('#')) return escPiece(`#${label !== '' ? label.replace(/^#/, '') : target.slice(1)}`);
   return safeLink(label, decodeEntities(target));
 }
@@ -97,25 +106,32 @@ export function slackDate(ts: unknown): string | null {
  * Emphasis needs a non-space next to its markers and no letter or digit outside them, as in Slack.
  */
 const INLINE =
-  /`([^`\n]+)`|<([^<>\n]+)>|\*\*(?=\S)([^*\n]+?)(?<=\S)\*\*|(?<![\p{L}\p{N}*\\])\*(?=[^\s*])([^*\n]+?)(?<=\S)\*(?![\p{L}\p{N}*])|(?<![\p{L}\p{N}_\\])_(?=[^\s_])([^_\n]+?)(?<=\S)_(?![\p{L}\p{N}_])|(?<![\p{L}\p{N}~\\])~(?=[^\s~])([^~\n]+?)(?<=\S)~(?![\p{L}\p{N}~])|\[([^[\]\n]+)\]\(([^()\s]+)\)|:([a-z0-9_+-]{1,40}):/gu;
+  /`([^`\n]+)`|<([^<>\n]+)>|\*\*(?=\S)([^*\n]+?)(?<=\S)\*\*|(?<![\p{L}\p{N}*\\])\*(?=[^\s*])([^*\n]+?)(?<=\S)\*(?![\p{L}\p{N}*])|(?<![\p{L}\p{N}_\\])_(?=[^\s_])([^_\n]+?)(?<=\S)_(?![\p{L}\p{N}_])|(?<![\p{L}\p{N}~\\])~(?=[^\s~])([^~\n]+?)(?<=\S)~(?![\p{L}\p{N}~])|\[([^[\]\n]+)\]\(([^()\s]+)\)|:([a-z0-9_+-]{1,40}):|~~(?=\S)([^~\n]+?)(?<=\S)~~|__(?=\S)([^_\n]+?)(?<=\S)__/gu;
 
-/** One line of mrkdwn as escaped inline markdown (not safe at a line's start: see `line`). */
-export function inline(text: string, depth = 0): string {
+/**
+ * One line of mrkdwn as escaped inline markdown (not safe at a line's start: see `line`). `markdown`:
+ * standard markdown's reading (`*x*` italic, `~~x~~` strike, `__x__` bold — Discord's underline too).
+ */
+export function inline(text: string, depth = 0, markdown = false): string {
   if (depth > 3) return escPiece(decodeEntities(text));
   let out = '';
   let at = 0;
   for (const m of text.matchAll(INLINE)) {
     out += escPiece(decodeEntities(text.slice(at, m.index)));
     at = m.index + m[0].length;
-    const [, codeText, angled, strongStd, bold, italic, strike, label, url, emoji] = m;
+    const [, codeText, angled, strongStd, bold, italic, strike, label, url, emoji, strike2, under] = m;
+    const sub = (t: string) => inline(t, depth + 1, markdown);
     if (codeText !== undefined) out += code(decodeEntities(codeText), 500);
     else if (angled !== undefined) out += angle(angled);
-    else if (strongStd !== undefined) out += `**${inline(strongStd, depth + 1)}**`;
-    else if (bold !== undefined) out += `**${inline(bold, depth + 1)}**`;
-    else if (italic !== undefined) out += `*${inline(italic, depth + 1)}*`;
-    else if (strike !== undefined) out += `~~${inline(strike, depth + 1)}~~`;
+    else if (strongStd !== undefined) out += `**${sub(strongStd)}**`;
+    else if (bold !== undefined) out += markdown ? `*${sub(bold)}*` : `**${sub(bold)}**`;
+    else if (italic !== undefined) out += `*${sub(italic)}*`;
+    else if (strike !== undefined) out += `~~${sub(strike)}~~`;
     else if (label !== undefined && url !== undefined) out += safeLink(decodeEntities(label), decodeEntities(url));
     else if (emoji !== undefined) out += EMOJI[emoji] ?? escPiece(`:${emoji}:`);
+    // Doubled markers are standard markdown's; in Slack's mrkdwn they stay the text they are.
+    else if (strike2 !== undefined) out += markdown ? `~~${sub(strike2)}~~` : `${escPiece('~~')}${sub(strike2)}${escPiece('~~')}`;
+    else if (under !== undefined) out += markdown ? `**${sub(under)}**` : `${escPiece('__')}${sub(under)}${escPiece('__')}`;
   }
   return out + escPiece(decodeEntities(text.slice(at)));
 }
@@ -123,6 +139,8 @@ export function inline(text: string, depth = 0): string {
 export interface ConvertOptions {
   /** plain_text objects and `mrkdwn: false`: only shortcodes are read, everything else is text. */
   plain?: boolean;
+  /** Standard markdown (Mattermost, Discord) rather than Slack's mrkdwn: see the top of this file. */
+  markdown?: boolean;
   maxChars?: number;
   maxLines?: number;
 }
@@ -133,9 +151,20 @@ function indentOf(line: string): [string, string] {
   return [indent.replace(/\t/g, '    ').replace(/ /g, '\u00a0'), line.slice(indent.length)];
 }
 
-function textLine(line: string, plain: boolean): string {
+function textLine(line: string, plain: boolean, markdown = false): string {
   const [indent, rest] = indentOf(line);
-  const body = plain ? escPiece(emojify(rest)) : inline(rest);
+  if (markdown && indent === '') {
+    // Headings as bold lines, list items as list items: their text is escaped like any other.
+    const heading = /^#{1,6}[ \t]+(.*?)[ \t#]*$/.exec(rest);
+    if (heading?.[1]) return `**${inline(heading[1], 0, true)}**`;
+    const subtext = /^-#[ \t]+(.+)$/.exec(rest);
+    if (subtext?.[1]) return `*${inline(subtext[1], 0, true)}*`;
+    const bullet = /^[-*+][ \t]+(\S.*)$/.exec(rest);
+    if (bullet?.[1]) return `- ${escLineStart(inline(bullet[1], 0, true))}`;
+    const numbered = /^(\d{1,9})[.)][ \t]+(\S.*)$/.exec(rest);
+    if (numbered?.[2]) return `${numbered[1]}. ${escLineStart(inline(numbered[2], 0, true))}`;
+  }
+  const body = plain ? escPiece(emojify(rest)) : inline(rest, 0, markdown);
   return `${indent}${escLineStart(body)}`;
 }
 
@@ -152,7 +181,7 @@ function codeBlock(text: string): string {
  * constructs converted. Cut to `maxChars` and `maxLines` with an ellipsis. Empty when nothing to show.
  */
 export function convert(text: string, options: ConvertOptions = {}): string {
-  const { plain = false, maxChars = 3_000, maxLines = 60 } = options;
+  const { plain = false, markdown = false, maxChars = 3_000, maxLines = 60 } = options;
   const cut = truncate(text.replace(/\r\n?/g, '\n'), maxChars);
   const parts = plain ? [cut] : cut.split('```');
   const out: string[] = [];
@@ -160,8 +189,10 @@ export function convert(text: string, options: ConvertOptions = {}): string {
   parts.forEach((part, i) => {
     if (lines >= maxLines) return;
     if (i % 2 === 1 && i < parts.length - 1) {
-      if (part.trim() !== '') {
-        out.push('', codeBlock(decodeEntities(part)), '');
+      // Markdown's fence may name its language on the opening line: not part of the code.
+      const body = markdown ? part.replace(/^[\w+#.-]{1,20}\n/, '') : part;
+      if (body.trim() !== '') {
+        out.push('', codeBlock(decodeEntities(body)), '');
         lines += part.split('\n').length;
       }
       return;
@@ -169,23 +200,31 @@ export function convert(text: string, options: ConvertOptions = {}): string {
     // An unclosed ``` is text.
     const source = i % 2 === 1 ? `\`\`\`${part}` : part;
     let inQuote = false;
+    let quoteRest = false;
     for (const raw of source.split('\n')) {
       if (lines >= maxLines) {
         out.push('\u2026');
         break;
       }
       lines++;
-      const quoted = plain ? null : /^(?:>|&gt;)[ \t]?/.exec(raw);
+      // Discord's `>>> ` quotes everything after it.
+      const many = markdown && !quoteRest ? /^(?:>>>|&gt;&gt;&gt;)[ \t]?/.exec(raw) : null;
+      if (many) quoteRest = true;
+      const quoted = plain ? null : (many ?? (quoteRest ? /^/.exec(raw) : /^(?:>|&gt;)[ \t]?/.exec(raw)));
       if (quoted) {
         const rest = raw.slice(quoted[0].length);
-        out.push(rest.trim() === '' ? '>' : `> ${textLine(rest, false)}`);
+        out.push(rest.trim() === '' ? '>' : `> ${textLine(rest, false, markdown)}`);
         inQuote = true;
         continue;
       }
       // A line after a quote would continue it (a lazy continuation line): close the quote first.
       if (inQuote) out.push('');
       inQuote = false;
-      out.push(raw.trim() === '' ? '' : textLine(raw, plain));
+      // A heading is a paragraph of its own, as in markdown (a bold line would join its neighbours).
+      const heading = markdown && /^#{1,6}[ \t]+\S/.test(raw);
+      if (heading) out.push('');
+      out.push(raw.trim() === '' ? '' : textLine(raw, plain, markdown));
+      if (heading) out.push('');
     }
   });
   // Runs of blank lines read as one paragraph break.

@@ -1,6 +1,6 @@
 import { convert, emojify, inline, safeLink, slackDate } from './mrkdwn';
 import { count, escLineStart, escPiece, link, metadata, oneLine, TEXT_LIMITS } from './text';
-import { message, Unrecognised, type NativePost, type Translation } from './types';
+import { ignored, message, Unrecognised, type NativePost, type Translation } from './types';
 
 /**
  * Slack incoming webhooks (api.slack.com/messaging/webhooks), the format Grafana, Alertmanager
@@ -8,27 +8,31 @@ import { message, Unrecognised, type NativePost, type Translation } from './type
  * (mrkdwn), legacy `attachments`, Block Kit `blocks`, and `username`, `icon_*`, `channel`,
  * `thread_ts`. JSON, or a form with the JSON in `payload=`. Senders are lax (nulls anywhere, nulls
  * inside arrays), so every field is read for what it is and anything else is skipped.
+ *
+ * Mattermost's incoming webhooks take the same body plus `props` (`props.card`: markdown for its side
+ * panel), `priority` and `type`. Its text is standard markdown, not mrkdwn: a body with one of those
+ * fields (which Slack has not) is clearly Mattermost's, and its text is read as markdown.
  */
 
 const EXPECTED =
-  'A slack webhook takes Slack\'s incoming-webhook JSON with something to show in "text", "attachments" (title, text, fields, fallback…) or "blocks" (section, header, context…), as JSON or as a form\'s "payload" field; or the generic {"message", "metadata"} body.';
+  'A slack webhook takes Slack\'s incoming-webhook JSON with something to show in "text", "attachments" (title, text, fields, fallback…), "blocks" (section, header, context…) or Mattermost\'s "props.card", as JSON or as a form\'s "payload" field; or the generic {"message", "metadata"} body.';
 
 const MAX_ATTACHMENTS = 20;
 const MAX_BLOCKS = 50;
 const MAX_FIELDS = 10;
 const MAX_ELEMENTS = 20;
 
-type Obj = Record<string, unknown>;
+export type Obj = Record<string, unknown>;
 
-function isObj(value: unknown): value is Obj {
+export function isObj(value: unknown): value is Obj {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
-function str(value: unknown): string | undefined {
+export function str(value: unknown): string | undefined {
   return typeof value === 'string' && value.trim() !== '' ? value : undefined;
 }
 
-function objects(value: unknown, max: number): Obj[] {
+export function objects(value: unknown, max: number): Obj[] {
   return Array.isArray(value) ? value.filter(isObj).slice(0, max) : [];
 }
 
@@ -50,17 +54,17 @@ function inlineObject(value: unknown): string {
 }
 
 /** Plain text from the sender (titles, names, footers) on one line, shortcodes read. */
-function plainLine(text: string, max: number = TEXT_LIMITS.title): string {
+export function plainLine(text: string, max: number = TEXT_LIMITS.title): string {
   return escLineStart(escPiece(emojify(oneLine(text, max))));
 }
 
-function list(items: string[], noun: string, total: number): string {
+export function list(items: string[], noun: string, total: number): string {
   const more = total > items.length ? [`- \u2026 and ${count(total - items.length, noun)}`] : [];
   return [...items, ...more].join('\n');
 }
 
 /** `- label: value`; a value of several lines goes below its label, indented into the item. */
-function item(label: string, value: string): string {
+export function item(label: string, value: string): string {
   const head = label === '' ? '-' : `- **${label}**${value === '' ? '' : ':'}`;
   if (value === '') return head;
   if (!value.includes('\n') && !value.startsWith('>')) return `${head} ${value}`;
@@ -74,13 +78,14 @@ function button(element: Obj): string {
   const url = str(element.url);
   if (url === undefined) return '';
   const label = isObj(element.text) ? (str(element.text.text) ?? 'link') : 'link';
-  return safeLink(emojify(oneLine(label)), url);
+  // Not a link (the URL is not http(s)): its label is text, which may start a line.
+  return escLineStart(safeLink(emojify(oneLine(label)), url));
 }
 
-function imageLink(alt: unknown, url: unknown, fallback: string): string {
+export function imageLink(alt: unknown, url: unknown, fallback: string): string {
   const href = str(url);
   if (href === undefined) return '';
-  return safeLink(emojify(oneLine(str(alt) ?? fallback)), href);
+  return escLineStart(safeLink(emojify(oneLine(str(alt) ?? fallback)), href));
 }
 
 /** rich_text elements (text runs with styles, links, mentions, emoji) as inline markdown. */
@@ -236,10 +241,24 @@ export function level(color: unknown): 'good' | 'warning' | 'danger' | null {
 
 const MARKERS = { good: '\u{1f7e2} ', warning: '\u{1f7e1} ', danger: '\u{1f534} ' } as const;
 
-function attachment(a: Obj): string {
+/** The colour's marker leads a card's first line; a list, quote or code block there keeps its own line. */
+export function withMarker(body: string[], lvl: 'good' | 'warning' | 'danger' | null): void {
+  if (body.length === 0 || lvl === null) return;
+  const first = body[0] ?? '';
+  if (/^(?:- |-$|>|\d+[.)] |```)/.test(first)) body.unshift(MARKERS[lvl].trim());
+  else body[0] = `${MARKERS[lvl]}${first}`;
+}
+
+/** The worst of the colours' levels (the first one when none is a warning or worse). */
+export function worstLevel(levels: Array<'good' | 'warning' | 'danger' | null>): 'good' | 'warning' | 'danger' | null {
+  const known = levels.filter((l) => l !== null);
+  return known.includes('danger') ? 'danger' : known.includes('warning') ? 'warning' : (known[0] ?? null);
+}
+
+function attachment(a: Obj, markdown: boolean): string {
   const parts: string[] = [];
   const pretext = str(a.pretext);
-  if (pretext !== undefined) parts.push(convert(pretext));
+  if (pretext !== undefined) parts.push(convert(pretext, { markdown }));
 
   const body: string[] = [];
   const author = str(a.author_name);
@@ -251,7 +270,7 @@ function attachment(a: Obj): string {
     body.push(`**${href === undefined ? escPiece(emojify(oneLine(title))) : safeLink(emojify(oneLine(title)), href)}**`);
   }
   const text = str(a.text);
-  if (text !== undefined) body.push(convert(text));
+  if (text !== undefined) body.push(convert(text, { markdown }));
   const fields = Array.isArray(a.fields) ? a.fields.filter(isObj) : [];
   const shown = fields
     .slice(0, MAX_FIELDS)
@@ -259,7 +278,7 @@ function attachment(a: Obj): string {
       const name = str(f.title);
       const value = typeof f.value === 'string' || typeof f.value === 'number' ? String(f.value) : '';
       if (name === undefined && value.trim() === '') return '';
-      return item(name === undefined ? '' : escPiece(emojify(oneLine(name))), value.trim() === '' ? '' : convert(value));
+      return item(name === undefined ? '' : escPiece(emojify(oneLine(name))), value.trim() === '' ? '' : convert(value, { markdown }));
     })
     .filter((f) => f !== '');
   if (shown.length > 0) body.push(list(shown, 'field', fields.length));
@@ -270,7 +289,7 @@ function attachment(a: Obj): string {
   const thumb = imageLink('thumbnail', a.thumb_url, 'thumbnail');
   if (thumb !== '') body.push(thumb);
   const fallback = str(a.fallback);
-  if (body.length === 0 && pretext === undefined && fallback !== undefined) body.push(convert(fallback));
+  if (body.length === 0 && pretext === undefined && fallback !== undefined) body.push(convert(fallback, { markdown }));
 
   const footer = [str(a.footer) === undefined ? '' : escPiece(emojify(oneLine(String(a.footer)))), slackDate(a.ts) ?? '']
     .filter((p) => p !== '')
@@ -278,18 +297,25 @@ function attachment(a: Obj): string {
   if (footer !== '' && (body.length > 0 || pretext !== undefined)) body.push(`*${escLineStart(footer)}*`);
   else if (footer !== '') body.push(escLineStart(footer));
 
-  const lvl = level(a.color);
-  // The colour's marker leads the attachment's first line; a list or quote there keeps its own line.
-  if (body.length > 0 && lvl !== null) {
-    const first = body[0] ?? '';
-    if (/^(?:- |-$|>|\d+[.)] |```)/.test(first)) body.unshift(MARKERS[lvl].trim());
-    else body[0] = `${MARKERS[lvl]}${first}`;
-  }
+  withMarker(body, level(a.color));
   parts.push(...body);
   return parts.filter((p) => p !== '').join('\n\n');
 }
 
 /** The body as an object: JSON, or the JSON in a form's `payload` field (encoded, or raw as some docs show). */
+/**
+ * A Slack `message_changed` event (Events API shape, alone or wrapped in `event`), which some senders
+ * forward to incoming webhooks: the edited message's text, marked as an edit. Undefined: not one.
+ */
+function editedMessage(body: Obj): Translation | undefined {
+  const event = isObj(body.event) ? body.event : body;
+  if (event.type !== 'message' || event.subtype !== 'message_changed' || !isObj(event.message)) return undefined;
+  const text = str(event.message.text);
+  const shown = text === undefined ? '' : convert(text, {});
+  if (shown === '') return ignored('A Slack message_changed event without text: nothing to show.');
+  return message(`**Edited:**\n\n${shown}`, metadata('slack:message_changed', [['channel', str(body.channel) ?? str(event.channel)]]));
+}
+
 function readBody(post: NativePost): Obj {
   let body: unknown = post.json;
   if (post.mediaType === 'application/x-www-form-urlencoded') {
@@ -315,20 +341,54 @@ export function looksLikeSlack(body: unknown): boolean {
   return isObj(body) && (typeof body.text === 'string' || Array.isArray(body.attachments) || Array.isArray(body.blocks));
 }
 
+/**
+ * A body only Mattermost sends: `props` or `priority` (objects), or a plugin post `type` (Mattermost
+ * requires `custom_…`). Slack has none of them, so a Slack body is never read as markdown by mistake.
+ */
+export function looksLikeMattermost(body: Obj): boolean {
+  return isObj(body.props) || isObj(body.priority) || (typeof body.type === 'string' && body.type.startsWith('custom_'));
+}
+
+/** Mattermost's message priority label, shown above the message as Mattermost does. */
+const PRIORITY_LABELS: Readonly<Record<string, string>> = {
+  urgent: '\u{1f6a8} **Urgent**',
+  important: '\u2757 **Important**',
+};
+
 export function translateSlack(post: NativePost): Translation {
   const body = readBody(post);
+  const edited = editedMessage(body);
+  if (edited !== undefined) return edited;
+  const mattermost = looksLikeMattermost(body);
+  const props = isObj(body.props) ? body.props : {};
+  const priority = isObj(body.priority) ? str(body.priority.priority)?.trim().toLowerCase() : undefined;
   const parts: string[] = [];
   // Slack shows the blocks when there are any; `text` is then only the notification's fallback.
   const shownBlocks = blocks(body.blocks);
   if (shownBlocks !== '') parts.push(shownBlocks);
-  else if (str(body.text) !== undefined) parts.push(convert(String(body.text), { plain: body.mrkdwn === false }));
-  const attachments = objects(body.attachments, MAX_ATTACHMENTS);
-  for (const a of attachments) parts.push(attachment(a));
+  else if (str(body.text) !== undefined) parts.push(convert(String(body.text), { plain: body.mrkdwn === false, markdown: mattermost }));
+  // Mattermost keeps a webhook's attachments in `props.attachments`; some senders put them there.
+  const attachments = objects(Array.isArray(body.attachments) ? body.attachments : props.attachments, MAX_ATTACHMENTS);
+  for (const a of attachments) parts.push(attachment(a, mattermost));
+  // Mattermost shows the card in a side panel: here after the message, below a rule.
+  const card = str(props.card);
+  if (card !== undefined) {
+    const shown = convert(card, { markdown: true });
+    if (shown !== '') parts.push(parts.some((p) => p !== '') ? `---\n\n${shown}` : shown);
+  }
+  if (parts.every((p) => p === '')) {
+    // Slack's fields are there but every one is null or blank (Zulip's fixtures have such bodies, and
+    // Zulip ignores them): acknowledged, nothing stored. A body with none of them is not Slack's.
+    if (['text', 'attachments', 'blocks'].some((key) => Object.hasOwn(body, key)) || card !== undefined) {
+      return ignored('A Slack message whose every field is empty: nothing to show.');
+    }
+    throw new Unrecognised(EXPECTED, 'text');
+  }
+  const label = priority === undefined ? undefined : PRIORITY_LABELS[priority];
+  if (label !== undefined) parts.unshift(label);
   const markdown = parts.filter((p) => p !== '').join('\n\n');
-  if (markdown.trim() === '') throw new Unrecognised(EXPECTED, 'text');
 
-  const colours = attachments.map((a) => level(a.color)).filter((l) => l !== null);
-  const worst = colours.includes('danger') ? 'danger' : colours.includes('warning') ? 'warning' : (colours[0] ?? null);
+  const worst = worstLevel(attachments.map((a) => level(a.color)));
   const meta = metadata('slack:message', [
     ['channel', str(body.channel)],
     ['username', str(body.username)],
@@ -336,6 +396,9 @@ export function translateSlack(post: NativePost): Translation {
     ['icon_url', str(body.icon_url)],
     ['thread_ts', str(body.thread_ts) ?? (typeof body.thread_ts === 'number' ? body.thread_ts : undefined)],
     ['level', worst],
+    ['format', mattermost ? 'mattermost' : undefined],
+    ['type', mattermost ? str(body.type) : undefined],
+    ['priority', mattermost ? priority : undefined],
   ]);
   return message(markdown, meta);
 }

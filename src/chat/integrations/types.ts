@@ -4,22 +4,24 @@ import type { WebhookKind } from '../limits';
 /** Webhook kinds that take their tool's own payload (besides the generic body). */
 export type NativeKind = Exclude<WebhookKind, 'generic'>;
 
-export const NATIVE_KINDS: readonly NativeKind[] = ['github', 'bitbucket', 'jira', 'jenkins', 'salesforce', 'slack'];
+export const NATIVE_KINDS: readonly NativeKind[] = ['github', 'bitbucket', 'jira', 'jenkins', 'salesforce', 'slack', 'discord'];
 
 export function isNativeKind(kind: string): kind is NativeKind {
   return (NATIVE_KINDS as readonly string[]).includes(kind);
 }
 
 /** Media types a native payload may come in (the generic body is always JSON). */
-export type NativeMediaType = 'application/json' | 'application/x-www-form-urlencoded' | 'text/xml';
+export type NativeMediaType = 'application/json' | 'application/x-www-form-urlencoded' | 'text/xml' | 'multipart/form-data';
 
 /** One post to a non-generic webhook, as the route read it. */
 export interface NativePost {
   mediaType: NativeMediaType;
   /** The body as UTF-8 text. */
   text: string;
-  /** The parsed body when it is JSON. */
+  /** The parsed body when it is JSON (for a multipart form: its `payload_json` field). */
   json?: unknown;
+  /** A multipart form's file names (Discord's attachments): named, their content is not kept. */
+  files?: string[];
   header(name: string): string | undefined;
 }
 

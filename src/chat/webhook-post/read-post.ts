@@ -6,6 +6,7 @@ import { issuesToError, TOO_LARGE_ISSUE } from '../../http/validate';
 import { webhookNotFound } from '../chat-errors';
 import {
   isNativeKind,
+  looksLikeDiscord,
   looksLikeSlack,
   NATIVE_MEDIA_TYPES,
   SIGNATURE_HEADERS,
@@ -147,6 +148,9 @@ export async function readPost(webhook: WebhookCopy, request: PostRequest, body:
     if (!hook || !isNativeKind(hook.kind) || !NATIVE_MEDIA_TYPES[hook.kind].includes(format)) {
       throw unsupportedMediaType(request.contentType, hook && isNativeKind(hook.kind) ? hook.kind : undefined);
     }
+    if (format === 'multipart/form-data') {
+      return readNative(hook, hook.kind, await multipartPost(request, await body.read()), request, body);
+    }
     return readNative(hook, hook.kind, { mediaType: format, text: await body.asText(), header: request.header }, request, body);
   }
 
@@ -165,9 +169,11 @@ export async function readPost(webhook: WebhookCopy, request: PostRequest, body:
   if (isGenericAttempt(json)) throw issuesToError(generic.error.issues);
   // So does anything else sent to an unknown or generic webhook; a tool's webhook reads its own payload.
   const hook = await webhook();
-  // A generic webhook pasted into a tool that speaks Slack's format: read as Slack, not refused.
-  if (hook?.kind === 'generic' && looksLikeSlack(json)) {
-    return readNative(hook, 'slack', { mediaType: format, text: await body.asText(), json, header: request.header }, request, body);
+  // A generic webhook pasted into a tool that speaks Slack's (or Mattermost's) or Discord's format:
+  // read as that format, not refused. Slack's first: a body with `text` is never Discord's.
+  const guessed = hook?.kind !== 'generic' ? undefined : looksLikeSlack(json) ? 'slack' : looksLikeDiscord(json) ? 'discord' : undefined;
+  if (hook && guessed !== undefined) {
+    return readNative(hook, guessed, { mediaType: format, text: await body.asText(), json, header: request.header }, request, body);
   }
   if (!hook || !isNativeKind(hook.kind)) throw issuesToError(generic.error.issues);
   return readNative(hook, hook.kind, { mediaType: format, text: await body.asText(), json, header: request.header }, request, body);
@@ -201,6 +207,37 @@ async function readNative(hook: WebhookRow, kind: NativeKind, post: NativePost, 
   return { kind: 'post', hook, markdown, metadata, targets: routeMessage(hook, markdown, metadata), idempotency, format };
 }
 
+/**
+ * Discord's multipart body: the JSON in the `payload_json` field (or the fields themselves, as its
+ * docs allow), and files, of which only the names are kept. The whole body is within the post's size
+ * limit; a form that does not parse is a malformed request.
+ */
+async function multipartPost(request: PostRequest, bytes: Uint8Array): Promise<NativePost> {
+  let form: FormData;
+  try {
+    form = await new Response(bytes, { headers: { 'Content-Type': request.contentType } }).formData();
+  } catch {
+    throw new ApiError(400, 'bad.request', 'The request could not be understood by the server due to malformed syntax.');
+  }
+  const fields: Record<string, string> = {};
+  const files: string[] = [];
+  for (const [name, value] of form) {
+    if (typeof value === 'string') fields[name] = value;
+    else files.push(value.name || name);
+  }
+  const text = fields.payload_json ?? JSON.stringify(fields);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new ApiError(400, 'invalid.value', 'The "payload_json" field must be JSON.', [
+      { errorCode: 'invalid.value', fieldName: 'payload_json' },
+    ]);
+  }
+  assertWellFormed(text);
+  return { mediaType: 'multipart/form-data', text, json, files, header: request.header };
+}
+
 /** `?answer=slack` on the webhook URL asks for Slack's `ok` instead of our JSON (any kind, any body). */
 function jsonFormat(request: PostRequest): AnswerFormat {
   return request.query?.('answer') === 'slack' ? 'slack' : 'json';
@@ -230,6 +267,7 @@ function bodyFormat(contentType: string): NativeMediaType | null {
   const media = (contentType.split(';', 1)[0] ?? '').trim().toLowerCase();
   if (media === 'application/x-www-form-urlencoded') return media;
   if (media === 'text/xml' || media === 'application/xml') return 'text/xml';
+  if (media === 'multipart/form-data') return media;
   return null;
 }
 

@@ -3,20 +3,20 @@ import { translate } from '../../../src/chat/integrations';
 import { renderMarkdown } from '../../../src/chat/markdown';
 import { GH_REPO_URL, GITHUB, GITHUB_IGNORED, ghCommit, ghPullRequest, ghPush, ghRepository, ghSender } from './fixtures';
 import { nativePost } from './support';
-import CHECK_RUN from '/work/shared/fixtures/native-payloads/github/octokit-webhooks__check_run__completed.payload.json';
-import DEPLOYMENT_STATUS from '/work/shared/fixtures/native-payloads/github/octokit-webhooks__deployment_status__payload.json';
-import FORK from '/work/shared/fixtures/native-payloads/github/octokit-webhooks__fork__payload.json';
-import PR_LABELED from '/work/shared/fixtures/native-payloads/github/octokit-webhooks__pull_request__labeled.payload.json';
-import PR_SYNCHRONIZE from '/work/shared/fixtures/native-payloads/github/octokit-webhooks__pull_request__synchronize.payload.json';
-import REVIEW_COMMENT from '/work/shared/fixtures/native-payloads/github/octokit-webhooks__pull_request_review_comment__created.payload.json';
-import STATUS from '/work/shared/fixtures/native-payloads/github/octokit-webhooks__status__payload.json';
-import WORKFLOW_RUN from '/work/shared/fixtures/native-payloads/github/octokit-webhooks__workflow_run__completed.payload.json';
-import PR_FROM_FORK from '/work/shared/fixtures/native-payloads/github/ailisp-reallyfastci__webhook-pr-from-fork.json';
-import OLD_PUSH from '/work/shared/fixtures/native-payloads/github/idobata-idobata-hooks__branch_deleted_as_push.json';
-import OLD_COMMIT_COMMENT from '/work/shared/fixtures/native-payloads/github/idobata-idobata-hooks__commit_comment.json';
-import GOLLUM from '/work/shared/fixtures/native-payloads/github/idobata-idobata-hooks__gollum.json';
-import OLD_REVIEW_COMMENT from '/work/shared/fixtures/native-payloads/github/idobata-idobata-hooks__pull_request_review_comment.json';
-import STATUS_FAILURE from '/work/shared/fixtures/native-payloads/github/idobata-idobata-hooks__status_failure.json';
+import CHECK_RUN from '../../fixtures/shared/native-payloads/github/octokit-webhooks__check_run__completed.payload.json';
+import DEPLOYMENT_STATUS from '../../fixtures/shared/native-payloads/github/octokit-webhooks__deployment_status__payload.json';
+import FORK from '../../fixtures/shared/native-payloads/github/octokit-webhooks__fork__payload.json';
+import PR_LABELED from '../../fixtures/shared/native-payloads/github/octokit-webhooks__pull_request__labeled.payload.json';
+import PR_SYNCHRONIZE from '../../fixtures/shared/native-payloads/github/octokit-webhooks__pull_request__synchronize.payload.json';
+import REVIEW_COMMENT from '../../fixtures/shared/native-payloads/github/octokit-webhooks__pull_request_review_comment__created.payload.json';
+import STATUS from '../../fixtures/shared/native-payloads/github/octokit-webhooks__status__payload.json';
+import WORKFLOW_RUN from '../../fixtures/shared/native-payloads/github/octokit-webhooks__workflow_run__completed.payload.json';
+import PR_FROM_FORK from '../../fixtures/shared/native-payloads/github/ailisp-reallyfastci__webhook-pr-from-fork.json';
+import OLD_PUSH from '../../fixtures/shared/native-payloads/github/idobata-idobata-hooks__branch_deleted_as_push.json';
+import OLD_COMMIT_COMMENT from '../../fixtures/shared/native-payloads/github/idobata-idobata-hooks__commit_comment.json';
+import GOLLUM from '../../fixtures/shared/native-payloads/github/idobata-idobata-hooks__gollum.json';
+import OLD_REVIEW_COMMENT from '../../fixtures/shared/native-payloads/github/idobata-idobata-hooks__pull_request_review_comment.json';
+import STATUS_FAILURE from '../../fixtures/shared/native-payloads/github/idobata-idobata-hooks__status_failure.json';
 
 describe('GitHub payloads', () => {
   it.each(Object.entries(GITHUB))('turns %s into its message and metadata', (_, c) => {

@@ -3,8 +3,8 @@ import { translate } from '../../../src/chat/integrations';
 import { renderMarkdown } from '../../../src/chat/markdown';
 import { JIRA_CASES, jiraIssue } from './fixtures';
 import { nativePost } from './support';
-import LABELS from '/work/shared/fixtures/native-payloads/jira/mattermost-mattermost-plugin-jira__webhook-issue-updated-labels.json';
-import SERVER_COMMENT from '/work/shared/fixtures/native-payloads/jira/mattermost-mattermost-plugin-jira__webhook-server-comment-created.json';
+import LABELS from '../../fixtures/shared/native-payloads/jira/mattermost-mattermost-plugin-jira__webhook-issue-updated-labels.json';
+import SERVER_COMMENT from '../../fixtures/shared/native-payloads/jira/mattermost-mattermost-plugin-jira__webhook-server-comment-created.json';
 
 describe('Jira payloads', () => {
   it.each(Object.entries(JIRA_CASES))('turns %s into its message and metadata', (_, c) => {

@@ -3,16 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { translate } from '../../../src/chat/integrations';
 import type { NativeKind } from '../../../src/chat/integrations';
 import { renderMarkdown } from '../../../src/chat/markdown';
-import MANIFEST from '/work/shared/fixtures/native-payloads/manifest.json';
+import MANIFEST from '../../fixtures/shared/native-payloads/manifest.json';
 import { nativePost } from './support';
 
 /**
- * The 132 real payloads of /work/shared/fixtures/native-payloads (GitHub, Bitbucket Cloud, Jira,
+ * The 132 real payloads of test/fixtures/shared/native-payloads (GitHub, Bitbucket Cloud, Jira,
  * Jenkins, Salesforce), read as the bytes they are (Vite inlines them: workerd has no file system),
  * each translated as its manifest says it should be: shown ("deliver"), not shown ("ignore"),
  * either, or at least never a server error ("no5xx").
  */
-const FILES = import.meta.glob('../../../../shared/fixtures/native-payloads/*/*.{json,xml}', {
+const FILES = import.meta.glob('../../fixtures/shared/native-payloads/*/*.{json,xml}', {
   query: '?raw',
   import: 'default',
   eager: true,

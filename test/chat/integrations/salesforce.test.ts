@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { translate } from '../../../src/chat/integrations';
 import { ACME, outboundMessage, SALESFORCE_FLOW, SALESFORCE_OUTBOUND } from './fixtures';
 import { nativePost } from './support';
-import CASE_XML from '/work/shared/fixtures/native-payloads/salesforce/index-39072867399__Case.xml?raw';
+import CASE_XML from '../../fixtures/shared/native-payloads/salesforce/index-39072867399__Case.xml?raw';
 
 describe('Salesforce Outbound Messages (SOAP)', () => {
   it.each(Object.entries(SALESFORCE_OUTBOUND))('turns %s into its message and metadata, keyed by the notification ids', (name, c) => {

@@ -9,10 +9,10 @@ import { history, type PostTarget, roomWithWebhook, webhookPath } from '../helpe
 import { nativePost } from './support';
 
 /**
- * The 51 Slack-format bodies other projects send or expect (/work/shared/fixtures/slack-format, see its
+ * The 51 Slack-format bodies other projects send or expect (test/fixtures/shared/slack-format, see its
  * README), read as the bytes they are: Vite inlines them at build time, as workerd has no file system.
  */
-const FILES = import.meta.glob('../../../../shared/fixtures/slack-format/*.{json,form}', {
+const FILES = import.meta.glob('../../fixtures/shared/slack-format/*.{json,form}', {
   query: '?raw',
   import: 'default',
   eager: true,
@@ -210,15 +210,11 @@ describe('Slack payloads (the translator)', () => {
     });
   });
 
-  it('answers a Slack body with nothing to show as unrecognised, naming the fields it expected', () => {
-    for (const body of [
-      { text: null },
-      { text: '  ' },
-      { attachments: [null, { title: null }] },
-      { blocks: [{ type: 'divider' }] },
-      [1],
-      '"x"',
-    ]) {
+  it('acknowledges a Slack body whose every field is empty (nothing stored), and answers one with none of them as unrecognised', () => {
+    for (const body of [{ text: null }, { text: '  ' }, { attachments: [null, { title: null }] }, { blocks: [{ type: 'divider' }] }]) {
+      expect(translate('slack', nativePost(body))).toMatchObject({ kind: 'ignored' });
+    }
+    for (const body of [{}, { username: 'bot' }, [1], '"x"']) {
       expect(translate('slack', nativePost(body as object))).toEqual({
         kind: 'unrecognised',
         expected: expect.stringContaining('"text", "attachments"'),
@@ -318,14 +314,28 @@ describe('the 51 Slack-format fixtures', () => {
     expect(FIXTURES.length).toBe(51);
   });
 
-  /** Bodies with nothing Slack would show: Slack event shapes (message_changed) and all-null ones. */
-  const NOTHING = FIXTURES.filter((f) => words(visibleStrings(bodyOf(f))).length === 0 && !/image_url"\s*:\s*"http/.test(f.text));
+  /** Slack `message_changed` events (Events API shapes): shown as the edited message's text. */
+  const edited = (f: (typeof FIXTURES)[number]): string | undefined => {
+    const body = bodyOf(f);
+    const event = body?.event ?? body;
+    return event?.subtype === 'message_changed' ? String(event.message?.text ?? '') : undefined;
+  };
+  /** Bodies whose every Slack field is null: acknowledged, nothing shown (Zulip ignores them too). */
+  const NOTHING = FIXTURES.filter(
+    (f) => edited(f) === undefined && words(visibleStrings(bodyOf(f))).length === 0 && !/image_url"\s*:\s*"http/.test(f.text),
+  );
 
   it.each(FIXTURES.map((f) => [f.name, f] as const))('%s: every visible word, and only offered links, in the message', (_, f) => {
     const body = bodyOf(f);
     const t = translate('slack', slackPost(f));
     if (NOTHING.includes(f)) {
-      expect(t).toMatchObject({ kind: 'unrecognised', fieldName: 'text' });
+      expect(t).toMatchObject({ kind: 'ignored' });
+      return;
+    }
+    const editedText = edited(f);
+    if (editedText !== undefined) {
+      expect(t).toMatchObject({ kind: 'message', metadata: expect.stringContaining('slack:message_changed') });
+      if (t.kind === 'message') for (const word of words([editedText])) expect(readable(t.markdown)).toContain(word);
       return;
     }
     expect(t.kind, JSON.stringify(t)).toBe('message');
@@ -345,11 +355,10 @@ describe('the 51 Slack-format fixtures', () => {
     }
   });
 
-  it('shows 47 of them; the other 4 have nothing to show', () => {
+  it('shows 49 of them (two are message_changed events); the other 2, every field null, are acknowledged', () => {
+    expect(FIXTURES.filter((f) => edited(f) !== undefined).length).toBe(2);
     expect(NOTHING.map((f) => f.name).sort()).toEqual([
       'zulip__zulip__zulip__zerver__webhooks__slack_incoming__fixtures__attachment_pieces_all_null.json',
-      'zulip__zulip__zulip__zerver__webhooks__slack_incoming__fixtures__event_message_changed.json',
-      'zulip__zulip__zulip__zerver__webhooks__slack_incoming__fixtures__message_changed.json',
       'zulip__zulip__zulip__zerver__webhooks__slack_incoming__fixtures__null_text.json',
     ]);
   });
@@ -408,7 +417,15 @@ describe('Slack payloads posted end to end', () => {
     const json = await postRaw(hook, JSON.stringify({ text: 'hello' }), 'application/json');
     expect(json.body).toEqual({ deliveries: [expect.objectContaining({ seq: 2 })] });
     // Refusals keep their JSON error.
-    expectError(await postRaw(hook, JSON.stringify({ text: '' }), 'application/json', '?answer=slack'), 400, 'invalid.value', 'text');
+    expectError(
+      await postRaw(hook, JSON.stringify({ username: 'bot' }), 'application/json', '?answer=slack'),
+      400,
+      'invalid.value',
+      'text',
+    );
+    // Every Slack field empty: acknowledged as Slack would, nothing stored.
+    const empty = await postRaw(hook, JSON.stringify({ text: '' }), 'application/json', '?answer=slack');
+    expect([empty.status, empty.body]).toEqual([200, 'ok']);
   });
 
   it('keeps the generic webhook\u2019s answers for anything that is not Slack\u2019s', async () => {
@@ -418,5 +435,127 @@ describe('Slack payloads posted end to end', () => {
     expectError(await postRaw(hook, JSON.stringify({ text: null }), 'application/json'), 400, 'invalid.value', 'message');
     // An unknown webhook answers as a generic one, so a Slack body does not reveal whether an id exists.
     expectError(await postRaw(crypto.randomUUID(), JSON.stringify({ text: 'hi' }), 'application/json'), 400, 'invalid.value', 'message');
+  });
+});
+
+/**
+ * Mattermost's incoming webhooks take Slack's body plus `props` (`card`), `priority` and `type`
+ * (../shared/reference/incoming-webhooks-peers.md §3), and read text as standard markdown.
+ */
+const MATTERMOST = {
+  channel: 'town-square',
+  username: 'test-automation',
+  icon_url: 'https://mattermost.com/wp-content/uploads/2022/02/icon.png',
+  text: '#### Test results for July 27th\n@channel please review *failed* tests: [logs](https://ci.example/logs)\n- Server: **948** run',
+  props: { card: '## Details\nRun `#42` on *main*\n\n| a | b |' },
+  priority: { priority: 'urgent', requested_ack: true },
+  type: 'custom_ci',
+};
+
+const MATTERMOST_MARKDOWN = [
+  '\u{1f6a8} **Urgent**',
+  '**Test results for July 27th**\n\n\\@channel please review *failed* tests: [logs](https://ci.example/logs)\n- Server: **948** run',
+  '---\n\n**Details**\n\nRun `#42` on *main*\n\n\\| a \\| b \\|',
+].join('\n\n');
+
+const MATTERMOST_METADATA =
+  'slack:message channel=town-square username=test-automation icon_url=https://mattermost.com/wp-content/uploads/2022/02/icon.png format=mattermost type=custom_ci priority=urgent';
+
+describe('Mattermost bodies on a slack webhook', () => {
+  it('reads text as markdown, shows the card after the message and the priority above it', () => {
+    expect(translate('slack', nativePost(MATTERMOST))).toEqual({
+      kind: 'message',
+      markdown: MATTERMOST_MARKDOWN,
+      metadata: MATTERMOST_METADATA,
+    });
+  });
+
+  it('knows a Mattermost body only by fields Slack has not: a Slack body with channel and icon_emoji stays mrkdwn', () => {
+    expect(translate('slack', nativePost({ channel: '#ops', icon_emoji: ':bell:', text: '*bold*' }))).toMatchObject({
+      markdown: '**bold**',
+      metadata: 'slack:message channel=#ops icon_emoji=:bell:',
+    });
+    for (const extra of [{ props: {} }, { priority: { priority: 'important' } }, { type: 'custom_x' }]) {
+      const t = translate('slack', nativePost({ text: '*italic*', ...extra }));
+      expect(t).toMatchObject({ kind: 'message', metadata: expect.stringContaining('format=mattermost') });
+      if (t.kind === 'message') expect(t.markdown.endsWith('*italic*') && !t.markdown.includes('**italic**')).toBe(true);
+    }
+    // Not a plugin type: Slack's own event shapes keep being read as Slack's.
+    expect(translate('slack', nativePost({ type: 'message', text: '*b*' }))).toMatchObject({ markdown: '**b**' });
+  });
+
+  it('shows the important label, a card alone, and attachments kept in props', () => {
+    expect(translate('slack', nativePost({ text: 'Deploy', priority: { priority: 'important' } }))).toEqual({
+      kind: 'message',
+      markdown: '\u2757 **Important**\n\nDeploy',
+      metadata: 'slack:message format=mattermost priority=important',
+    });
+    expect(translate('slack', nativePost({ text: '', props: { card: 'Only *the* card' } }))).toMatchObject({
+      markdown: 'Only *the* card',
+    });
+    expect(translate('slack', nativePost({ props: { attachments: [{ title: 'In props', text: '*x*', color: 'danger' }] } }))).toEqual({
+      kind: 'message',
+      markdown: '\u{1f534} **In props**\n\n*x*',
+      metadata: 'slack:message level=danger format=mattermost',
+    });
+    // Priority alone is nothing to show.
+    expect(translate('slack', nativePost({ priority: { priority: 'urgent' }, props: { card: ' ' } }))).toMatchObject({
+      kind: 'unrecognised',
+      fieldName: 'text',
+    });
+  });
+
+  /** The fixtures written for Mattermost (its docs and tests, and Gatus' Mattermost provider): with a card added, it shows after them. */
+  const FROM_MATTERMOST = FIXTURES.filter((f) => /^mattermost__|__mattermost__mattermost_test/.test(f.name));
+
+  it.each(FROM_MATTERMOST.map((f) => [f.name, f] as const))('%s: shown, with a card added shown after it', (_, f) => {
+    expect(FROM_MATTERMOST.length).toBe(9);
+    const body = { ...bodyOf(f), props: { card: 'Card for **run 42**' } };
+    const t = translate('slack', nativePost(body));
+    expect(t.kind).toBe('message');
+    if (t.kind !== 'message') return;
+    expect(t.markdown.endsWith('\n\n---\n\nCard for **run 42**')).toBe(true);
+    for (const word of words(visibleStrings(body))) expect(readable(t.markdown), word).toContain(word);
+    expect(t.metadata).toContain('format=mattermost');
+  });
+
+  it('shows hostile text in text and card as text', () => {
+    const hostile = fc
+      .array(
+        fc.constantFrom(
+          ...'\\`*_~[]()<>&@!#+-=.|:;"\'abc '.split(''),
+          '<script>',
+          '<img src=x>',
+          '](javascript:x)',
+          '\n# ',
+          '\n- ',
+          '\n1. ',
+          '\n```js\n',
+          '\n---\n',
+          '\n> ',
+        ),
+        { maxLength: 25 },
+      )
+      .map((a) => a.join(''));
+    fc.assert(
+      fc.property(hostile, hostile, hostile, (a, b, c) => {
+        const t = translate('slack', nativePost({ text: a, props: { card: b }, priority: { priority: c }, type: `custom_${c}` }));
+        if (t.kind !== 'message') return;
+        const html = renderMarkdown(t.markdown);
+        expect(html).not.toMatch(/<(script|img|iframe|h\d)/);
+        expect(hrefs(html).every((h) => /^https?:\/\//.test(h))).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('is read from a generic webhook too, and stored as translated', async () => {
+    const { roomId, hook } = await roomWithWebhook({ kind: 'generic' });
+    const res = await postRaw(hook, JSON.stringify(MATTERMOST), 'application/json');
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const [stored] = (await history(roomId)).body.entities as { markdown: string; metadata: string; html: string }[];
+    expect(stored).toMatchObject({ markdown: MATTERMOST_MARKDOWN, metadata: MATTERMOST_METADATA });
+    expect(stored!.html).toContain('<hr>');
+    expect(stored!.html).toContain('<strong>Details</strong>');
   });
 });
