@@ -5,7 +5,7 @@ import { translate } from '../../../src/chat/integrations';
 import { convert } from '../../../src/chat/integrations/mrkdwn';
 import { renderMarkdown } from '../../../src/chat/markdown';
 import { expectError, send, type Sent } from '../../helpers';
-import { history, type PostTarget, roomWithWebhook, webhookPath } from '../helpers';
+import { createRoom, history, type PostTarget, roomWithWebhook, webhookPath } from '../helpers';
 import { nativePost } from './support';
 
 /**
@@ -375,6 +375,22 @@ function fixture(part: string) {
 }
 
 describe('Slack payloads posted end to end', () => {
+  it('routes by `channel` through a mapping on the metadata; without that channel, to the webhook\u2019s room', async () => {
+    const { roomId, hook } = await roomWithWebhook({ kind: 'slack' });
+    const alerts = await createRoom();
+    const patched = await send('PATCH', `/api/v1/webhooks/${hook.id}`, {
+      json: { mappings: [{ field: 'metadata', match: 'contains', value: 'channel=#alerts', roomIds: [alerts.id] }] },
+    });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    const json = (body: unknown) => postRaw(hook, JSON.stringify(body), 'application/json');
+    expect((await json({ channel: '#alerts', username: 'Alertmanager', text: 'disk full' })).body.deliveries).toEqual([
+      expect.objectContaining({ roomId: alerts.id, seq: 1 }),
+    ]);
+    expect((await json({ channel: '#general', text: 'hello' })).body.deliveries).toEqual([expect.objectContaining({ roomId, seq: 1 })]);
+    expect((await history(alerts.id)).body.entities.map((m: { markdown: string }) => m.markdown)).toEqual(['disk full']);
+    expect((await history(roomId)).body.entities.map((m: { markdown: string }) => m.markdown)).toEqual(['hello']);
+  });
+
   const SAMPLES = [
     'gatus__TwiN__gatus__alerting__provider__slack__slack_test.go__L157',
     'grafana__grafana',
