@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import type { NativeMediaType, NativePost } from '../../../src/chat/integrations';
 
 /** A post as the route hands it to a translator: JSON parsed, headers looked up case-insensitively. */
@@ -14,4 +15,14 @@ export function nativePost(
     ...(mediaType === 'application/json' ? { json: typeof body === 'string' ? JSON.parse(body) : body } : {}),
     header: (name) => lower.get(name.toLowerCase()),
   };
+}
+
+/**
+ * Text made of the pieces a hostile sender would try (markdown and HTML syntax, every punctuation
+ * character) plus `extra`, each format's own syntax: for the property tests that every field stays text.
+ */
+export function hostileText(...extra: string[]): fc.Arbitrary<string> {
+  return fc
+    .array(fc.constantFrom(...'\\`*_~[]()<>&@!#+-=.|:;"\'abc '.split(''), '<script>', '<img src=x>', ...extra), { maxLength: 25 })
+    .map((a) => a.join(''));
 }
