@@ -34,7 +34,7 @@ export async function send(
 /** Asserts the common error shape with a specific code and status. */
 export function expectError(res: Sent, status: number, code: string, fieldName?: string): void {
   expect(res.status, JSON.stringify(res.body)).toBe(status);
-  expect(res.body).toMatchObject({ code, status, message: expect.any(String), details: expect.any(Array), errors: [] });
+  expect(res.body).toMatchObject({ code, status, message: expect.any(String), details: expect.any(Array), errors: expect.any(Array) });
   expect(res.body.contextId).toMatch(/^[0-9a-f-]{36}$/);
   expect(res.headers.get('ININ-Correlation-Id')).toBe(res.body.contextId);
   if (fieldName !== undefined) {

@@ -92,6 +92,8 @@ export const METRIC_INDEX: ReadonlyMap<string, number> = new Map(METRIC_NAMES.ma
 
 /** Metrics that are observed (ingested), as opposed to calculated at query time. */
 export const OBSERVED_METRIC_NAMES: readonly string[] = METRICS.filter((m) => m.kind !== 'calculated').map((m) => m.name);
+/** Observed metrics' indexes by name: what ingest stores (other names in a record are counted and skipped). */
+export const OBSERVED_METRIC_INDEX: ReadonlyMap<string, number> = new Map(OBSERVED_METRIC_NAMES.map((n) => [n, METRIC_INDEX.get(n)!]));
 
 export function metricIndex(name: string): number {
   const i = METRIC_INDEX.get(name);

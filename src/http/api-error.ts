@@ -29,6 +29,8 @@ export type ErrorCode =
 export interface ErrorDetail {
   errorCode: string;
   fieldName?: string;
+  /** The entity the detail is about (e.g. the conversationId of a refused record). */
+  entityId?: string;
 }
 
 /** Wire shape of every error answer (Genesys' ErrorBody, the fields this service fills). */
@@ -36,6 +38,8 @@ export interface ErrorBody {
   message: string;
   code: ErrorCode;
   status: number;
+  /** Set on an inner error about one entity (ErrorBody.errors[]). */
+  entityId?: string;
   contextId: string;
   details: ErrorDetail[];
   errors: ErrorBody[];
@@ -49,8 +53,18 @@ export class ApiError extends Error {
     message: string,
     readonly details: ErrorDetail[] = [],
     readonly headers: Record<string, string> = {},
+    /** One error per entity that failed (ErrorBody.errors), e.g. each refused record of an ingest batch. */
+    readonly errors: ApiError[] = [],
   ) {
     super(message);
+  }
+
+  /** The entity this error is about (inner errors). */
+  entityId?: string;
+
+  about(entityId: string | undefined): this {
+    this.entityId = entityId;
+    return this;
   }
 
   static invalidValue(fieldName: string, message: string): ApiError {
@@ -90,8 +104,9 @@ export function errorBody(error: ApiError, contextId: string): ErrorBody {
     message: error.message,
     code: error.code,
     status: error.status,
+    ...(error.entityId === undefined ? {} : { entityId: error.entityId }),
     contextId,
     details: error.details,
-    errors: [],
+    errors: error.errors.map((inner) => errorBody(inner, contextId)),
   };
 }

@@ -180,7 +180,7 @@ describe('dimension dictionary cache', () => {
     // The dictionary rows vanish under the isolate's cache, as after a restore to an earlier time.
     await env.DB.prepare(`DELETE FROM dim_values WHERE value IN (?1, ?2)`).bind(user, queue).run();
     const again = ingestBodySchema.parse({ conversations: [agentCall(7, crypto.randomUUID(), user, queue)] }).conversations;
-    expect(await ingestRecords(env.DB, again)).toEqual({ conversations: 1, observations: 2, duplicates: 0 });
+    expect(await ingestRecords(env.DB, again)).toEqual({ conversations: 1, observations: 2, duplicates: 0, skippedMetrics: {} });
     const res = await queryOk({
       interval: `${t(7, '00:00:00.000')}/${t(8, '00:00:00.000')}`,
       granularity: 'P1D',

@@ -85,15 +85,15 @@ describe('ingest', () => {
   it('answers how many conversations, new observations and duplicates it saw', async () => {
     const a = call(1, crypto.randomUUID());
     const b = call(1, crypto.randomUUID());
-    expect(await ingestOk([a, b])).toEqual({ conversations: 2, observations: 6, duplicates: 0 });
+    expect(await ingestOk([a, b])).toEqual({ conversations: 2, observations: 6, duplicates: 0, skippedMetrics: {} });
   });
 
   it('counts an observation once however often its conversation is re-sent', async () => {
     const id = crypto.randomUUID();
-    expect(await ingestOk([call(2, id)])).toEqual({ conversations: 1, observations: 3, duplicates: 0 });
-    expect(await ingestOk([call(2, id)])).toEqual({ conversations: 1, observations: 0, duplicates: 3 });
+    expect(await ingestOk([call(2, id)])).toEqual({ conversations: 1, observations: 3, duplicates: 0, skippedMetrics: {} });
+    expect(await ingestOk([call(2, id)])).toEqual({ conversations: 1, observations: 0, duplicates: 3, skippedMetrics: {} });
     // The same record twice in one request: the second copy is all duplicates.
-    expect(await ingestOk([call(2, id), call(2, id)])).toEqual({ conversations: 1, observations: 0, duplicates: 6 });
+    expect(await ingestOk([call(2, id), call(2, id)])).toEqual({ conversations: 1, observations: 0, duplicates: 6, skippedMetrics: {} });
     expect(await countsOn(2)).toEqual([
       {
         group: { mediaType: 'voice' },
@@ -114,7 +114,7 @@ describe('ingest', () => {
   it('adds only what is new when a later, more complete version of a conversation arrives', async () => {
     const id = crypto.randomUUID();
     await ingestOk([call(3, id)]);
-    expect(await ingestOk([call(3, id, true)])).toEqual({ conversations: 1, observations: 1, duplicates: 3 });
+    expect(await ingestOk([call(3, id, true)])).toEqual({ conversations: 1, observations: 1, duplicates: 3, skippedMetrics: {} });
     const [voice] = await countsOn(3);
     expect(voice.data[0].metrics).toEqual([
       { metric: 'nOffered', stats: { count: 1 } },
@@ -129,7 +129,7 @@ describe('ingest', () => {
     await ingestOk([call(4, id)]);
     const changed = call(4, id);
     changed.participants[0]!.sessions[0]!.metrics[1]!.value = 999_999;
-    expect(await ingestOk([changed])).toEqual({ conversations: 1, observations: 0, duplicates: 3 });
+    expect(await ingestOk([changed])).toEqual({ conversations: 1, observations: 0, duplicates: 3, skippedMetrics: {} });
     const [voice] = await countsOn(4);
     expect(voice.data[0].metrics[1]).toEqual({ metric: 'tAcd', stats: timer(4000) });
   });
@@ -141,11 +141,12 @@ describe('ingest', () => {
     const d1 = beforeEachWrite(env.DB, async (attempt) => {
       attempts.push(attempt);
       // The concurrent writer lands the first three observations after our read.
-      if (attempt === 1) expect(await ingestRecords(env.DB, [partial!])).toEqual({ conversations: 1, observations: 3, duplicates: 0 });
+      if (attempt === 1)
+        expect(await ingestRecords(env.DB, [partial!])).toEqual({ conversations: 1, observations: 3, duplicates: 0, skippedMetrics: {} });
     });
     const result = await ingestRecords(d1, [complete!]);
     expect(attempts).toEqual([1, 2]);
-    expect(result).toEqual({ conversations: 1, observations: 1, duplicates: 3 });
+    expect(result).toEqual({ conversations: 1, observations: 1, duplicates: 3, skippedMetrics: {} });
     const [voice] = await countsOn(10);
     expect(voice.data[0].metrics.map((m: { stats: { count: number } }) => m.stats.count)).toEqual([1, 1, 1, 1]);
   });
@@ -174,23 +175,64 @@ describe('ingest validation', () => {
     expect(stored).toBe(0);
   });
 
-  it('rejects an unknown metric, listing the allowed ones', async () => {
-    const bad = call(7, crypto.randomUUID());
-    bad.participants[0]!.sessions[0]!.metrics[0]!.name = 'nOfferd';
-    const res = await ingest([bad]);
-    expectError(res, 400, 'invalid.value', 'conversations[0].participants[0].sessions[0].metrics[0].name');
-    expect(res.body.message).toContain('nOffered');
+  it('stores nothing of a metric outside the catalogue and counts it by name in the answer', async () => {
+    const id = crypto.randomUUID();
+    const r = call(7, id);
+    // A flow metric (the flow aggregate query's), a misspelling and a calculated metric: all well formed.
+    r.participants[0]!.sessions[0]!.metrics.push(
+      { name: 'nFlow', value: 1, emitDate: t(7, '10:00:01.000') },
+      { name: 'nOfferd', value: 1, emitDate: t(7, '10:00:02.000') },
+      { name: 'nFlow', value: 1, emitDate: t(7, '10:00:03.000') },
+      { name: 'oServiceLevel', value: 1, emitDate: t(7, '10:00:03.000') },
+    );
+    expect(await ingestOk([r])).toEqual({
+      conversations: 1,
+      observations: 3,
+      duplicates: 0,
+      skippedMetrics: { nFlow: 2, nOfferd: 1, oServiceLevel: 1 },
+    });
+    const [voice] = await countsOn(7);
+    expect(voice.data[0].metrics.map((m: { metric: string }) => m.metric).sort()).toEqual(['nOffered', 'tAcd', 'tAnswered']);
   });
 
-  it('rejects a calculated metric, a negative value, an unknown media type and a missing conversationId', async () => {
+  it('keeps media types, purposes and directions it does not know, and sessions without a direction', async () => {
+    const id = crypto.randomUUID();
+    const r = call(11, id);
+    r.participants[0]!.sessions[0]!.mediaType = 'internalmessage';
+    r.participants[1]!.purpose = 'voicesurveyflow';
+    delete (r.participants[1]!.sessions[0] as { direction?: string }).direction;
+    expect(await ingestOk([r])).toMatchObject({ conversations: 1, observations: 3 });
+    const body = await queryOk({
+      interval: dayInterval(11),
+      groupBy: ['mediaType', 'direction'],
+      metrics: ['nOffered', 'tAnswered'],
+      filter: { type: 'or', predicates: [{ dimension: 'conversationId', value: id }] },
+    });
+    const groups = body.results.map((g: { group: Record<string, string> }) => g.group);
+    expect(groups).toContainEqual({ mediaType: 'internalmessage', direction: 'inbound' });
+    // The agent session had no direction: its group names none.
+    expect(groups).toContainEqual({ mediaType: 'voice' });
+  });
+
+  it('reads null as absent for an optional field, as SDK serialisers write unset fields', async () => {
+    const r = call(12, crypto.randomUUID()) as unknown as Record<string, unknown>;
+    r.conversationEnd = null;
+    r.divisionIds = null;
+    expect(await ingestOk([r as never])).toMatchObject({ conversations: 1, observations: 3 });
+  });
+
+  it('refuses wrong types, a negative or fractional value and a missing conversationId, naming the field', async () => {
     const cases: [(r: ReturnType<typeof call>) => void, string][] = [
       [
-        (r) => (r.participants[0]!.sessions[0]!.metrics[0]!.name = 'oServiceLevel'),
+        (r) => ((r.participants[0]!.sessions[0]!.metrics[0]! as { name: unknown }).name = 7),
         'conversations[0].participants[0].sessions[0].metrics[0].name',
       ],
       [(r) => (r.participants[0]!.sessions[0]!.metrics[1]!.value = -5), 'conversations[0].participants[0].sessions[0].metrics[1].value'],
       [(r) => (r.participants[0]!.sessions[0]!.metrics[1]!.value = 1.5), 'conversations[0].participants[0].sessions[0].metrics[1].value'],
-      [(r) => (r.participants[1]!.sessions[0]!.mediaType = 'Voice'), 'conversations[0].participants[1].sessions[0].mediaType'],
+      [
+        (r) => ((r.participants[1]!.sessions[0]! as { mediaType: unknown }).mediaType = ['voice']),
+        'conversations[0].participants[1].sessions[0].mediaType',
+      ],
       [(r) => delete (r as Partial<typeof r>).conversationId, 'conversations[0].conversationId'],
       [(r) => ((r as { participants: unknown }).participants = 'none'), 'conversations[0].participants'],
     ];
@@ -199,6 +241,23 @@ describe('ingest validation', () => {
       mutate(r);
       expectError(await ingest([r]), 400, 'invalid.value', field);
     }
+  });
+
+  it('names every refused record of a batch, by index and conversationId, and stores none of the batch', async () => {
+    const records = Array.from({ length: 5 }, () => call(13, crypto.randomUUID()));
+    records[1]!.participants[0]!.sessions[0]!.metrics[0]!.emitDate = '2004-01-1T10:00:00Z';
+    (records[3]! as { participants: unknown }).participants = {};
+    const res = await ingest(records);
+    expectError(res, 400, 'invalid.date', 'conversations[1].participants[0].sessions[0].metrics[0].emitDate');
+    expect(res.body.message).toContain('2 of 5 conversations');
+    expect(res.body.errors.map((e: { entityId: string; status: number }) => [e.entityId, e.status])).toEqual([
+      [records[1]!.conversationId, 400],
+      [records[3]!.conversationId, 400],
+    ]);
+    expect(res.body.errors[1].code).toBe('invalid.value');
+    expect(res.body.errors[1].message).toContain(`conversations[3] (${records[3]!.conversationId})`);
+    expect(res.body.errors[1].details).toEqual([{ errorCode: 'invalid.value', fieldName: 'conversations[3].participants' }]);
+    expect(await countsOn(13)).toEqual([]);
   });
 
   it('accepts 1,000 conversations and answers 413 for 1,001', async () => {
@@ -229,6 +288,6 @@ describe('ingest validation', () => {
     const viewer = await createToken(['analytics:conversationAggregate:view']);
     expectError(await ingest([], viewer.token), 403, 'missing.permissions', 'analytics:conversation:ingest');
     const writer = await createToken(['analytics:conversation:ingest']);
-    expect((await ingest([], writer.token)).body).toEqual({ conversations: 0, observations: 0, duplicates: 0 });
+    expect((await ingest([], writer.token)).body).toEqual({ conversations: 0, observations: 0, duplicates: 0, skippedMetrics: {} });
   });
 });

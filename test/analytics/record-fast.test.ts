@@ -135,7 +135,11 @@ describe('ingest fast path', () => {
       ['offset date', (r) => (metric(r).emitDate = '2026-11-16T12:00:05+02:00'), true],
       ['no milliseconds', (r) => (metric(r).emitDate = '2026-11-16T10:00:05Z'), true],
       ['30 February', (r) => (metric(r).emitDate = '2026-02-30T10:00:05.000Z'), false],
-      ['null optional', (r) => (r.conversationEnd = null), false],
+      ['null optional', (r) => (r.conversationEnd = null), true],
+      ['null required', (r) => (r.conversationId = null), false],
+      ['no direction', (r) => delete r.participants[0].sessions[0].direction, true],
+      ['unknown media type', (r) => (r.participants[0].sessions[0].mediaType = 'internalmessage'), true],
+      ['media type of the wrong type', (r) => (r.participants[0].sessions[0].mediaType = 3), false],
       ['most participants', (r) => (r.participants = new Array(L.maxParticipants).fill(r.participants[0])), true],
       ['one participant too many', (r) => (r.participants = new Array(L.maxParticipants + 1).fill(r.participants[0])), false],
       ['most metrics', (r) => (r.participants[0].sessions[0].metrics = new Array(L.maxMetricsPerSession).fill(metric(r))), true],
@@ -144,7 +148,8 @@ describe('ingest fast path', () => {
         (r) => (r.participants[0].sessions[0].metrics = new Array(L.maxMetricsPerSession + 1).fill(metric(r))),
         false,
       ],
-      ['inherited key name', (r) => (metric(r).name = 'toString'), false],
+      ['a name outside the catalogue', (r) => (metric(r).name = 'toString'), true],
+      ['a name of the wrong type', (r) => (metric(r).name = ['nOffered']), false],
     ];
     for (const [name, patch, valid] of cases) expect(agrees(record(patch)), name).toBe(valid);
   });

@@ -12,6 +12,8 @@ import { env } from 'cloudflare:test';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { OBSERVED_METRIC_NAMES } from '../../src/analytics/catalog';
+
+const OBSERVED = new Set(OBSERVED_METRIC_NAMES);
 import {
   canonicalize,
   observationsFromRecords,
@@ -189,15 +191,19 @@ describe('fuzzing ingest', () => {
           }
           const before = observationsFromRecords(accepted).length;
           const after = observationsFromRecords([...accepted, ...verdict.ok]).length;
-          const metricCount = verdict.ok.reduce(
-            (n, r) => n + r.participants.reduce((m, p) => m + p.sessions.reduce((k, s) => k + (s.metrics?.length ?? 0), 0), 0),
-            0,
+          const names = verdict.ok.flatMap((r) =>
+            r.participants.flatMap((p) => p.sessions.flatMap((s) => (s.metrics ?? []).map((m) => m.name))),
           );
+          const metricCount = names.filter((n) => OBSERVED.has(n)).length;
+          const counts = new Map<string, number>();
+          for (const n of names.filter((n) => !OBSERVED.has(n)).sort()) counts.set(n, (counts.get(n) ?? 0) + 1);
+          const skipped = Object.fromEntries(counts); // not `obj[n] =`: a metric may be named __proto__
           expect(res.status, say).toBe(200);
           expect(res.body, say).toEqual({
             conversations: new Set(verdict.ok.map((r) => r.conversationId)).size,
             observations: after - before,
             duplicates: metricCount - (after - before),
+            skippedMetrics: skipped,
           });
           accepted.push(...verdict.ok);
         }
@@ -215,7 +221,7 @@ describe('fuzzing ingest', () => {
         // D1: one row per accepted conversation of this case that carried a metric, and no other.
         const withMetrics = new Set(
           accepted
-            .filter((r) => r.participants.some((p) => p.sessions.some((s) => (s.metrics?.length ?? 0) > 0)))
+            .filter((r) => r.participants.some((p) => p.sessions.some((s) => (s.metrics ?? []).some((m) => OBSERVED.has(m.name)))))
             .map((r) => r.conversationId),
         );
         const rows = await env.DB.prepare('SELECT id FROM conversations WHERE substr(id, 1, ?1) = ?2')

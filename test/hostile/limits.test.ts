@@ -117,7 +117,7 @@ describe('ingest record limits (README: 400 naming the field)', () => {
     const metrics = (n: number) => Array.from({ length: n }, (_, i) => ({ name: 'tAcd', value: i, emitDate: at(i) }));
     const ok = await ingest([record({ session: { segments: segments(1000), metrics: metrics(1000) } })]);
     expectOk(ok, 200, '1,000 segments and metrics');
-    expect(ok.body).toEqual({ conversations: 1, observations: 1000, duplicates: 0 });
+    expect(ok.body).toEqual({ conversations: 1, observations: 1000, duplicates: 0, skippedMetrics: {} });
     expectRefused(await ingest([record({ session: { segments: segments(1001) } })]), 400, 'invalid.value', `${S}.segments`);
     expectRefused(await ingest([record({ session: { metrics: metrics(1001) } })]), 400, 'invalid.value', `${S}.metrics`);
   });

@@ -34,7 +34,7 @@ export interface RecordSegment {
 export interface RecordSession {
   sessionId: string;
   mediaType: string;
-  direction: string;
+  direction?: string;
   ani?: string;
   dnis?: string;
   segments?: RecordSegment[];
@@ -217,6 +217,7 @@ function segmentField(segments: RecordSegment[], field: 'queueId' | 'wrapUpCode'
 /**
  * Turns records into observations: dimensions per the records contract, inapplicable dimensions dropped, and
  * duplicates (same conversationId, sessionId, metric and emit instant) skipped so the first value seen wins.
+ * Metrics that are not observed ones of the catalogue (flow metrics, future names, calculated names) are not stored.
  */
 export function observationsFromRecords(records: readonly ConversationRecord[]): Observation[] {
   const seen = new Set<string>();
@@ -225,8 +226,8 @@ export function observationsFromRecords(records: readonly ConversationRecord[]):
     for (const participant of record.participants) {
       for (const session of participant.sessions) {
         for (const metric of session.metrics ?? []) {
-          const def = metricDef(metric.name);
-          if (def.kind === 'calculated') throw new Error(`reference: ${metric.name} cannot be ingested`);
+          const def = METRICS.find((m) => m.name === metric.name);
+          if (def === undefined || def.kind === 'calculated') continue;
           const time = Date.parse(metric.emitDate);
           if (Number.isNaN(time)) throw new Error(`reference: bad emitDate ${metric.emitDate}`);
 

@@ -24,11 +24,18 @@ export interface IngestResult {
   conversations: number;
   observations: number;
   duplicates: number;
+  /**
+   * Session metrics of the records that are not stored, by name, with how many: metrics of other
+   * queries (flow metrics such as nFlow belong to the flow aggregate query) and names not in the catalogue.
+   */
+  skippedMetrics: Record<string, number>;
 }
 
 /** D1 caps a bound string at 2 MB; JSON parameters are cut well below it. */
 const MAX_PARAM_CHARS = 900_000;
 const MAX_ATTEMPTS = 5;
+/** Distinct skipped metric names listed in an answer (a body can name thousands). */
+const MAX_SKIPPED_LISTED = 100;
 
 /** JSON array parameters of `items`. */
 export function chunkJson(items: readonly unknown[]): string[] {
@@ -48,22 +55,25 @@ export function chunkTexts(texts: readonly string[]): string[] {
  */
 export async function ingestRecords(d1: D1Database, records: ConversationRecord[]): Promise<IngestResult> {
   const byConversation = new Map<string, Observation[]>();
+  const skipped = new Map<string, number>();
   for (const record of records) {
-    const observations = toObservations(record);
+    const observations = toObservations(record, skipped);
     const list = byConversation.get(record.conversationId);
     if (list) for (const o of observations) list.push(o);
     else byConversation.set(record.conversationId, observations);
   }
 
+  // Sorted by name (the answer is the same for the same body), at most MAX_SKIPPED_LISTED names.
+  const skippedMetrics = Object.fromEntries([...skipped].sort(([a], [b]) => (a < b ? -1 : 1)).slice(0, MAX_SKIPPED_LISTED));
   for (let attempt = 1; ; attempt++) {
     const plan = planWrites(byConversation, await readStored(d1, [...byConversation.keys()]));
     if (plan.writes.length === 0) {
-      return { conversations: byConversation.size, observations: 0, duplicates: plan.duplicates };
+      return { conversations: byConversation.size, observations: 0, duplicates: plan.duplicates, skippedMetrics };
     }
     const dims = await resolveDimensions(d1, plan.fresh);
     try {
       await d1.batch(buildStatements(d1, plan, dims));
-      return { conversations: byConversation.size, observations: plan.fresh.length, duplicates: plan.duplicates };
+      return { conversations: byConversation.size, observations: plan.fresh.length, duplicates: plan.duplicates, skippedMetrics };
     } catch (err) {
       const conflict =
         String(err).includes('ingest_guard_no_conflicts') || String(err).includes('UNIQUE constraint failed: conversations.id');

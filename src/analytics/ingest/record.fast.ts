@@ -1,4 +1,3 @@
-import { DIRECTIONS, MEDIA_TYPES, OBSERVED_METRIC_NAMES, PURPOSES } from '../catalog';
 import { ANALYTICS_LIMITS as L } from '../limits';
 import { instantMs } from '../iso8601';
 import type { ConversationRecord } from './record.schema';
@@ -36,10 +35,6 @@ function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-const MEDIA = new Set<string>(MEDIA_TYPES);
-const DIRECTION = new Set<string>(DIRECTIONS);
-const PURPOSE = new Set<string>(PURPOSES);
-const METRIC = new Set<string>(OBSERVED_METRIC_NAMES);
 const MIN_INSTANT = Date.UTC(L.minYear, 0, 1);
 const MAX_INSTANT = Date.UTC(L.maxYear + 1, 0, 1);
 
@@ -47,11 +42,6 @@ const MAX_INSTANT = Date.UTC(L.maxYear + 1, 0, 1);
 function str(value: unknown): string {
   if (typeof value !== 'string' || value.length < 1 || value.length > L.maxStringLength) throw DECLINE;
   return value;
-}
-
-function oneOf<T extends string>(value: unknown, allowed: Set<string>): T {
-  if (typeof value !== 'string' || !allowed.has(value)) throw DECLINE;
-  return value as T;
 }
 
 function instant(value: unknown): number {
@@ -66,13 +56,13 @@ function list(value: unknown, max: number): unknown[] {
   return value;
 }
 
-/** Copies an optional field as zod does: absent stays absent (JSON has no `undefined`). */
+/** Copies an optional field as zod does: absent stays absent, null becomes `undefined` (JSON has neither). */
 function optional<T>(out: Json, key: string, value: unknown, check: (value: unknown) => T): void {
-  if (value !== undefined) out[key] = check(value);
+  if (value === null) out[key] = undefined;
+  else if (value !== undefined) out[key] = check(value);
 }
 
-// The optional lists and enums, as checks of their own (no closure per record on this hot path).
-const direction = (value: unknown) => oneOf(value, DIRECTION);
+// The optional lists, as checks of their own (no closure per record on this hot path).
 const divisionIds = (value: unknown) => list(value, L.maxParticipants).map(str);
 const segments = (value: unknown) => list(value, L.maxSegments).map(segment);
 const metrics = (value: unknown) => list(value, L.maxMetricsPerSession).map(metric);
@@ -82,7 +72,7 @@ function conversation(value: unknown): ConversationRecord | undefined {
     if (!isObject(value)) throw DECLINE;
     const out: Json = { conversationId: str(value.conversationId), conversationStart: instant(value.conversationStart) };
     optional(out, 'conversationEnd', value.conversationEnd, instant);
-    optional(out, 'originatingDirection', value.originatingDirection, direction);
+    optional(out, 'originatingDirection', value.originatingDirection, str);
     optional(out, 'divisionIds', value.divisionIds, divisionIds);
     out.participants = list(value.participants, L.maxParticipants).map(participant);
     return out as unknown as ConversationRecord;
@@ -96,7 +86,7 @@ function participant(value: unknown): Json {
   if (!isObject(value)) throw DECLINE;
   const out: Json = { participantId: str(value.participantId) };
   optional(out, 'participantName', value.participantName, str);
-  out.purpose = oneOf(value.purpose, PURPOSE);
+  out.purpose = str(value.purpose);
   optional(out, 'userId', value.userId, str);
   out.sessions = list(value.sessions, L.maxSessions).map(session);
   return out;
@@ -104,11 +94,8 @@ function participant(value: unknown): Json {
 
 function session(value: unknown): Json {
   if (!isObject(value)) throw DECLINE;
-  const out: Json = {
-    sessionId: str(value.sessionId),
-    mediaType: oneOf(value.mediaType, MEDIA),
-    direction: oneOf(value.direction, DIRECTION),
-  };
+  const out: Json = { sessionId: str(value.sessionId), mediaType: str(value.mediaType) };
+  optional(out, 'direction', value.direction, str);
   optional(out, 'ani', value.ani, str);
   optional(out, 'dnis', value.dnis, str);
   optional(out, 'segments', value.segments, segments);
@@ -131,5 +118,5 @@ function metric(value: unknown): Json {
   if (!isObject(value)) throw DECLINE;
   const v = value.value;
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0 || v > L.maxMetricValue) throw DECLINE;
-  return { name: oneOf(value.name, METRIC), value: v, emitDate: instant(value.emitDate) };
+  return { name: str(value.name), value: v, emitDate: instant(value.emitDate) };
 }

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { DIRECTIONS, MEDIA_TYPES, OBSERVED_METRIC_NAMES, PURPOSES } from '../catalog';
 import { ANALYTICS_LIMITS as L } from '../limits';
 import { DATE_ISSUE, TOO_LARGE_ISSUE, describeInput } from '../../http/validate';
 import { instantMs } from '../iso8601';
@@ -24,66 +23,126 @@ const instant = z.string().transform((text, ctx) => {
 
 const str = z.string().min(1).max(L.maxStringLength);
 
+/**
+ * An optional field: absent, or null as serialisers of Genesys' SDK models write an unset field
+ * (Python's `to_dict`, for one); both come out absent.
+ */
+const optional = <T extends z.ZodType>(schema: T) => schema.nullish().transform((v) => v ?? undefined);
+
+/**
+ * Forward compatible: any metric name is well formed (flow metrics such as nFlow, metrics Genesys adds
+ * later); names outside the catalogue are counted in the answer and not stored (to-observations.ts).
+ */
 const metricSchema = z.object({
-  name: z.enum(OBSERVED_METRIC_NAMES as [string, ...string[]], {
-    error: (issue) => `Unknown metric ${describeInput(issue.input)}. Allowable values are: ${OBSERVED_METRIC_NAMES.join(', ')}`,
-  }),
-  value: z.number().int().min(0).max(L.maxMetricValue),
+  name: str,
+  value: z
+    .number({ error: (issue) => `Metric values are whole numbers of milliseconds or counts; got ${describeInput(issue.input)}` })
+    .int()
+    .min(0)
+    .max(L.maxMetricValue),
   emitDate: instant,
 });
 
 const segmentSchema = z.object({
   segmentStart: instant,
-  segmentEnd: instant.optional(),
-  segmentType: str.optional(),
-  queueId: str.optional(),
-  wrapUpCode: str.optional(),
-  disconnectType: str.optional(),
+  segmentEnd: optional(instant),
+  segmentType: optional(str),
+  queueId: optional(str),
+  wrapUpCode: optional(str),
+  disconnectType: optional(str),
 });
 
 const sessionSchema = z.object({
   sessionId: str,
-  mediaType: z.enum(MEDIA_TYPES),
-  direction: z.enum(DIRECTIONS),
-  ani: str.optional(),
-  dnis: str.optional(),
-  segments: z.array(segmentSchema).max(L.maxSegments).optional(),
-  metrics: z.array(metricSchema).max(L.maxMetricsPerSession).optional(),
+  // Enumerations are kept as sent: values Genesys adds later (or retired ones) are dimension values like any other.
+  mediaType: str,
+  // Records written before 2017 have sessions without a direction: the dimension is absent for them.
+  direction: optional(str),
+  ani: optional(str),
+  dnis: optional(str),
+  segments: optional(z.array(segmentSchema).max(L.maxSegments)),
+  metrics: optional(z.array(metricSchema).max(L.maxMetricsPerSession)),
 });
 
 const participantSchema = z.object({
   participantId: str,
-  participantName: str.optional(),
-  purpose: z.enum(PURPOSES),
-  userId: str.optional(),
+  participantName: optional(str),
+  purpose: str,
+  userId: optional(str),
   sessions: z.array(sessionSchema).max(L.maxSessions),
 });
 
 const conversationRecordSchema = z.object({
   conversationId: str,
   conversationStart: instant,
-  conversationEnd: instant.optional(),
-  originatingDirection: z.enum(DIRECTIONS).optional(),
-  divisionIds: z.array(str).max(L.maxParticipants).optional(),
+  conversationEnd: optional(instant),
+  originatingDirection: optional(str),
+  divisionIds: optional(z.array(str).max(L.maxParticipants)),
   participants: z.array(participantSchema).max(L.maxParticipants),
 });
 
-/** Too many conversations is a size problem (413), checked before any record is validated. */
-export const ingestBodySchema = z.preprocess(
-  (body, ctx) => {
-    const list = (body as { conversations?: unknown } | null)?.conversations;
-    if (Array.isArray(list) && list.length > L.maxConversationsPerIngest) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['conversations'],
-        message: `At most ${L.maxConversationsPerIngest} conversations per request; got ${list.length}`,
-        params: TOO_LARGE_ISSUE,
-      });
-      return z.NEVER;
-    }
-    return body;
-  },
-  z.object({ conversations: z.array(conversationRecordSchema) }),
-);
+/**
+ * The body: a details-query answer `{conversations}` or an async details job's results page
+ * `{conversations, cursor, dataAvailabilityDate}`; its other keys are ignored. Too many conversations
+ * is a size problem (413), checked before any record is validated.
+ */
+const envelope = <T extends z.ZodType>(record: T) =>
+  z.preprocess(
+    (body, ctx) => {
+      const list = (body as { conversations?: unknown } | null)?.conversations;
+      if (Array.isArray(list) && list.length > L.maxConversationsPerIngest) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['conversations'],
+          message: `At most ${L.maxConversationsPerIngest} conversations per request; got ${list.length}`,
+          params: TOO_LARGE_ISSUE,
+        });
+        return z.NEVER;
+      }
+      return body;
+    },
+    z.object({ conversations: z.array(record) }),
+  );
+
+/** The whole body at once (tests and tools); the route uses parseIngestBody, which says which records fail. */
+export const ingestBodySchema = envelope(conversationRecordSchema);
+const envelopeSchema = envelope(z.unknown());
 
 export type ConversationRecord = z.output<typeof conversationRecordSchema>;
+
+/** A record that is not well formed: its place in the body, its id when it has one, and what is wrong. */
+export interface RefusedRecord {
+  index: number;
+  conversationId?: string;
+  issues: z.core.$ZodIssue[];
+}
+
+export type ParsedIngestBody =
+  | { ok: true; conversations: ConversationRecord[] }
+  | { ok: false; issues: z.core.$ZodIssue[]; refused: RefusedRecord[]; total: number };
+
+/**
+ * Validates the envelope, then each record on its own, so that a refusal names every record that is
+ * not well formed (a batch stays all or nothing: one refused record refuses the body).
+ */
+export function parseIngestBody(body: unknown): ParsedIngestBody {
+  const outer = envelopeSchema.safeParse(body);
+  if (!outer.success) return { ok: false, issues: outer.error.issues, refused: [], total: 0 };
+  const list = outer.data.conversations;
+  const conversations: ConversationRecord[] = [];
+  const refused: RefusedRecord[] = [];
+  for (let index = 0; index < list.length; index++) {
+    const parsed = conversationRecordSchema.safeParse(list[index]);
+    if (parsed.success) {
+      conversations.push(parsed.data);
+      continue;
+    }
+    // Named by its id when that is a plausible one (a refused id may be the very thing that is wrong).
+    const id = (list[index] as { conversationId?: unknown } | null)?.conversationId;
+    const issues = parsed.error.issues.map((issue) => ({ ...issue, path: ['conversations', index, ...issue.path] }));
+    const named = typeof id === 'string' && id.length > 0 && id.length <= L.maxStringLength;
+    refused.push({ index, ...(named ? { conversationId: id } : {}), issues });
+  }
+  if (refused.length) return { ok: false, issues: refused.flatMap((r) => r.issues), refused, total: list.length };
+  return { ok: true, conversations };
+}

@@ -1,4 +1,4 @@
-import { APPLIES, DIMENSION_INDEX as D, DIMENSIONS, METRIC_INDEX, USER_PURPOSES } from '../catalog';
+import { APPLIES, DIMENSION_INDEX as D, DIMENSIONS, OBSERVED_METRIC_INDEX, USER_PURPOSES } from '../catalog';
 import type { ConversationRecord } from './record.schema';
 
 /** Dimension values of one observation, indexed like DIMENSIONS; `undefined` = absent. */
@@ -47,9 +47,10 @@ interface Built {
  * The observations a conversation-detail record states, in record order: one per session metric,
  * with the dimensions the conversation, participant, session and segments give it, minus the ones
  * the catalogue says never apply to that metric. Duplicates are not removed here. Observations with
- * equal dimensions share one dims array (see Observation.dims).
+ * equal dimensions share one dims array (see Observation.dims). Metrics the catalogue does not observe
+ * (flow metrics, names Genesys adds later) are skipped and counted in `skipped` by name.
  */
-export function toObservations(record: ConversationRecord): Observation[] {
+export function toObservations(record: ConversationRecord, skipped?: Map<string, number>): Observation[] {
   const out: Observation[] = [];
   const sessionDims: DimValues = new Array(DIM_COUNT).fill(undefined);
   sessionDims[D.conversationId] = record.conversationId;
@@ -85,7 +86,11 @@ export function toObservations(record: ConversationRecord): Observation[] {
       let disconnectType: string | undefined;
 
       for (const m of metrics) {
-        const metric = METRIC_INDEX.get(m.name)!;
+        const metric = OBSERVED_METRIC_INDEX.get(m.name);
+        if (metric === undefined) {
+          skipped?.set(m.name, (skipped.get(m.name) ?? 0) + 1);
+          continue;
+        }
         const cls = APPLIES_CLASS[metric]!;
         // For each field, the latest segment that started at or before the emit and states it: one
         // backwards scan for the three (and none when the previous metric had the same emit).

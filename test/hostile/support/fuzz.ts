@@ -59,7 +59,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /**
  * The property of every answer: never a 5xx; a fresh correlation id in `ININ-Correlation-Id`; and
  * every non-2xx is exactly Genesys' ErrorBody with a specific code, `status` matching both the code
- * and the HTTP status, and `contextId` equal to the header.
+ * and the HTTP status, and `contextId` equal to the header. `errors` holds one such body per entity
+ * that failed (an ingest batch's refused records), each naming its entity in `entityId`.
  */
 export function expectWellFormedAnswer(res: Sent, what = ''): void {
   const code = res.status >= 400 ? ` ${(res.body as { code?: string } | undefined)?.code}` : '';
@@ -78,7 +79,20 @@ export function expectWellFormedAnswer(res: Sent, what = ''): void {
   expect(body.status, say).toBe(res.status);
   expect(body.contextId, say).toBe(correlation);
   expect(typeof body.message === 'string' && body.message.length > 0, say).toBe(true);
-  expect(body.errors, say).toEqual([]);
+  expect(Array.isArray(body.errors), say).toBe(true);
+  for (const inner of body.errors as Record<string, unknown>[]) {
+    expect(
+      Object.keys(inner)
+        .filter((k) => k !== 'entityId')
+        .sort(),
+      say,
+    ).toEqual(['code', 'contextId', 'details', 'errors', 'message', 'status']);
+    expect(STATUS_OF_CODE[inner.code as string], say).toBe(inner.status);
+    expect(inner.status, say).toBeLessThan(500);
+    expect(inner.contextId, say).toBe(correlation);
+    expect(inner.errors, say).toEqual([]);
+    if (inner.entityId !== undefined) expect(typeof inner.entityId, say).toBe('string');
+  }
   expect(Array.isArray(body.details), say).toBe(true);
   for (const detail of body.details as unknown[]) {
     expect(detail, say).toEqual(expect.objectContaining({ errorCode: expect.any(String) }));

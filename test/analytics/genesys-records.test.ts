@@ -1,0 +1,173 @@
+/// <reference types="vite/client" />
+/**
+ * The 186 real conversation-detail records of test/fixtures/shared/genesys-details (see its README),
+ * sent as the bytes they are: every well-formed one is stored, the one whose author typed 14 dates by
+ * hand is refused with the field named, and what is stored adds up to what the records say, counted
+ * here by a plain walk over the JSON (not by the ingest code).
+ */
+import { env } from 'cloudflare:test';
+import { describe, expect, it } from 'vitest';
+import { OBSERVED_METRIC_NAMES } from '../../src/analytics/catalog';
+import { send } from '../helpers';
+import { INGEST, queryOk } from './analytics-api';
+
+const FILES = import.meta.glob('../fixtures/shared/genesys-details/*.json', {
+  query: '?raw',
+  import: 'default',
+  eager: true,
+}) as Record<string, string>;
+
+const RECORD_FILES = Object.entries(FILES)
+  .map(([path, text]) => ({ name: path.split('/').pop()!, text }))
+  .filter((f) => f.name !== 'manifest.json' && f.name !== 'models.json')
+  .sort((a, b) => (a.name < b.name ? -1 : 1));
+
+/** The one record its author edited by hand (README: "14 timestamps have a one-digit day"). */
+const HAND_EDITED = 'GenesysCloudBlueprints__conversation-model-to-sql-blueprint__conversations__conversation2.json';
+
+interface Metric {
+  name: string;
+  value: number;
+  emitDate: string;
+}
+interface Session {
+  sessionId: string;
+  mediaType: string;
+  metrics?: Metric[];
+}
+interface DetailRecord {
+  conversationId: string;
+  participants: { purpose: string; sessions?: Session[] }[];
+}
+
+/** A file as a body: the envelopes ({conversations, …}, an async job's page with `cursor`) as they are; a lone record wrapped. */
+function body(text: string): string {
+  return 'conversations' in JSON.parse(text) ? text : `{"conversations":[${text}]}`;
+}
+
+function records(text: string): DetailRecord[] {
+  const parsed = JSON.parse(text) as { conversations?: DetailRecord[] } & DetailRecord;
+  return parsed.conversations ?? [parsed];
+}
+
+const post = (text: string) =>
+  send('POST', INGEST, { body: text, headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${env.ADMIN_TOKEN}` } });
+
+const OBSERVED = new Set(OBSERVED_METRIC_NAMES);
+
+/** Distinct (session, name, emitDate) observations of the catalogue's metrics, and the names of the others. */
+function tally(list: DetailRecord[]) {
+  const seen = new Set<string>();
+  const skipped: { [name: string]: number } = {};
+  for (const r of list)
+    for (const p of r.participants)
+      for (const s of p.sessions ?? [])
+        for (const m of s.metrics ?? []) {
+          if (OBSERVED.has(m.name)) seen.add(`${r.conversationId}|${s.sessionId}|${m.name}|${Date.parse(m.emitDate)}`);
+          else skipped[m.name] = (skipped[m.name] ?? 0) + 1;
+        }
+  return { observations: seen.size, skipped };
+}
+
+describe('real Genesys conversation-detail records', () => {
+  it('stores every well-formed record of every file, sent as it is, and refuses only the hand-edited one', async () => {
+    expect(RECORD_FILES).toHaveLength(7);
+    const stored = new Set<string>();
+    for (const file of RECORD_FILES) {
+      const list = records(file.text);
+      const res = await post(body(file.text));
+      if (file.name === HAND_EDITED) {
+        expect(res.status, file.name).toBe(400);
+        expect(res.body.code).toBe('invalid.date');
+        expect(res.body.details[0].fieldName).toMatch(
+          /^conversations\[0\]\.participants\[\d+\]\.sessions\[\d+\]\.segments\[\d+\]\.segment(Start|End)$/,
+        );
+        expect(res.body.errors).toHaveLength(1);
+        expect(res.body.errors[0].entityId).toBe(list[0]!.conversationId);
+        continue;
+      }
+      expect(res.status, `${file.name}: ${JSON.stringify(res.body).slice(0, 300)}`).toBe(200);
+      const fresh = list.filter((r) => !stored.has(r.conversationId));
+      const expected = tally(list);
+      expect(res.body.conversations, file.name).toBe(new Set(list.map((r) => r.conversationId)).size);
+      expect(res.body.skippedMetrics, file.name).toEqual(expected.skipped);
+      // The blueprint's index.md is a trimmed copy of conversation1: its observations are already stored.
+      if (fresh.length === list.length) expect(res.body.observations, file.name).toBe(expected.observations);
+      else expect(res.body.observations + res.body.duplicates, file.name).toBe(expected.observations);
+      for (const r of list) stored.add(r.conversationId);
+    }
+    expect(stored.size).toBe(185);
+    // A conversation is kept as a row once it has observations: the 2016 records carry no metrics yet.
+    const withMetrics = RECORD_FILES.filter((f) => f.name !== HAND_EDITED)
+      .flatMap((f) => records(f.text))
+      .filter((r) => tally([r]).observations > 0);
+    const ids = [...new Set(withMetrics.map((r) => r.conversationId))];
+    expect(ids.length).toBe(160);
+    const rows = await env.DB.prepare(`SELECT count(*) AS n FROM conversations WHERE id IN (SELECT value FROM json_each(?))`)
+      .bind(JSON.stringify(ids))
+      .first<number>('n');
+    expect(rows).toBe(ids.length);
+  });
+
+  it('takes each record alone too (as the issue measured them): 185 stored or already there, 1 refused', async () => {
+    let ok = 0;
+    let refused = 0;
+    for (const file of RECORD_FILES)
+      for (const r of records(file.text)) {
+        const res = await post(JSON.stringify({ conversations: [r] }));
+        if (res.status === 200) ok++;
+        else {
+          expect(res.status).toBe(400);
+          expect(res.body.errors[0].entityId).toBe(r.conversationId);
+          refused++;
+        }
+      }
+    // 187 records in the files (the blueprint's trimmed copy repeats conversation1).
+    expect([ok, refused]).toEqual([186, 1]);
+  });
+
+  it('answers counts and sums that match the records of the 148-conversation export, by media type', async () => {
+    const file = RECORD_FILES.find((f) => f.name.startsWith('xfaith4__Genesys-API-Explorer__'))!;
+    const list = records(file.text);
+    expect((await post(body(file.text))).status).toBe(200);
+    // Expected, from the JSON: per media type, nOffered count and tHandle count/sum, by distinct observation.
+    const want = new Map<string, { nOffered: number; handleCount: number; handleSum: number }>();
+    const seen = new Set<string>();
+    let first = Number.POSITIVE_INFINITY;
+    let last = 0;
+    for (const r of list)
+      for (const p of r.participants)
+        for (const s of p.sessions ?? [])
+          for (const m of s.metrics ?? []) {
+            if (m.name !== 'nOffered' && m.name !== 'tHandle') continue;
+            const emit = Date.parse(m.emitDate);
+            const key = `${r.conversationId}|${s.sessionId}|${m.name}|${emit}`;
+            if (seen.has(key)) continue;
+            seen.add(key);
+            first = Math.min(first, emit);
+            last = Math.max(last, emit);
+            const w = want.get(s.mediaType) ?? { nOffered: 0, handleCount: 0, handleSum: 0 };
+            if (m.name === 'nOffered') w.nOffered++;
+            else {
+              w.handleCount++;
+              w.handleSum += m.value;
+            }
+            want.set(s.mediaType, w);
+          }
+    expect(want.get('voice')).toMatchObject({ nOffered: 7, handleCount: 63 }); // a census of the file, by hand
+    const day = 86_400_000;
+    const from = new Date(Math.floor(first / day) * day).toISOString();
+    const to = new Date((Math.floor(last / day) + 1) * day).toISOString();
+    const answer = await queryOk({ interval: `${from}/${to}`, groupBy: ['mediaType'], metrics: ['nOffered', 'tHandle'] });
+    const got = new Map<string, { nOffered: number; handleCount: number; handleSum: number }>();
+    for (const g of answer.results) {
+      const stats = (name: string) => g.data[0].metrics.find((m: { metric: string }) => m.metric === name)?.stats;
+      got.set(g.group.mediaType, {
+        nOffered: stats('nOffered')?.count ?? 0,
+        handleCount: stats('tHandle')?.count ?? 0,
+        handleSum: stats('tHandle')?.sum ?? 0,
+      });
+    }
+    expect(got).toEqual(want);
+  });
+});
