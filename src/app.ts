@@ -7,6 +7,9 @@ import { createDb } from './db/client';
 import { tokensRoutes } from './tokens/tokens.routes';
 import { analyticsRoutes } from './analytics/analytics.routes';
 import { chatRoutes } from './chat/chat.routes';
+import { apiCors } from './http/cors';
+import { clientsRoutes } from './oauth/clients.routes';
+import { tokenRoutes } from './oauth/token.routes';
 
 export const CORRELATION_HEADER = 'ININ-Correlation-Id';
 
@@ -45,7 +48,12 @@ export function createApp() {
     c.header(CORRELATION_HEADER, contextId);
   });
 
+  // Browsers on allow-listed origins (wallboards): before any route, so a preflight is never authenticated.
+  app.use('/api/*', apiCors());
+
   app.route('/', tokensRoutes);
+  app.route('/', clientsRoutes);
+  app.route('/', tokenRoutes);
   app.route('/', analyticsRoutes);
   app.route('/', chatRoutes);
 

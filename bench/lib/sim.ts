@@ -26,8 +26,14 @@ export function agents(spec: SimSpec) {
   return simulationConfig(simOptions(spec)).agents;
 }
 
+/**
+ * Bumped whenever the simulator's records or the observations derived from them change, so cached
+ * data under bench/data is rebuilt instead of reused (2: issue 23's wider record and catalogue).
+ */
+const DATA_VERSION = 2;
+
 export function specKey(spec: SimSpec): string {
-  return `${spec.conversations}c-${spec.days}d-s${spec.seed}-${spec.end.slice(0, 10)}`;
+  return `${spec.conversations}c-${spec.days}d-s${spec.seed}-${spec.end.slice(0, 10)}-v${DATA_VERSION}`;
 }
 
 export const DATA_DIR = path.join(ROOT, 'bench', 'data');

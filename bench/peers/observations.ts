@@ -26,13 +26,21 @@ export interface PeerData {
   conversations: number;
 }
 
-/** One observation as a row: metric, emit (ms), value, then the 14 dimensions (null = absent). */
+/**
+ * One observation as a row: metric, emit (ms), value, then every dimension (null = absent). A
+ * multi-valued dimension's list is its JSON text: today's bench queries neither group nor filter by
+ * one (queries that do would unnest it: DuckDB's from_json, SQLite's json_each).
+ */
 export type ObsRow = [string, number, number, ...(string | null)[]];
 
 export function rowsOf(record: unknown): ObsRow[] {
-  return observationsFromRecords([record as ConversationRecord]).map(
-    (o) => [o.metric, o.time, o.value, ...DIMENSIONS.map((d) => o.dims[d] ?? null)] as ObsRow,
-  );
+  return observationsFromRecords([record as ConversationRecord]).map((o) => {
+    const values = DIMENSIONS.map((d) => {
+      const v = o.dims[d];
+      return v === undefined ? null : typeof v === 'string' ? v : JSON.stringify(v);
+    });
+    return [o.metric, o.time, o.value, ...values] as ObsRow;
+  });
 }
 
 function csvField(v: string | number | null): string {

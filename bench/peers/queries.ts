@@ -297,7 +297,7 @@ export function assemble(
         }
         const m = cell.metrics.get(name);
         if (!m) continue;
-        const timer = name.startsWith('t');
+        const timer = !name.startsWith('n'); // timers and observed o* values: {max, min, count, sum}
         metrics.push({ metric: name, stats: timer ? { max: m.mx, min: m.mn, count: m.cnt, sum: m.total } : { count: m.cnt } });
       }
       if (metrics.length > 0) data.push({ interval: `${iso(q.boundaries[bucket]!)}/${iso(q.boundaries[bucket + 1]!)}`, metrics });

@@ -142,7 +142,7 @@ function main(): void {
       const pairs = new Map<string, [string, string]>();
       for (const obs of plan.fresh)
         for (const { dim, index } of ROLLUP_DIMENSIONS)
-          if (obs.dims[index] !== undefined) pairs.set(`${dim}\u0000${obs.dims[index]}`, [dim, obs.dims[index]!]);
+          if (obs.dims[index] !== undefined) pairs.set(`${dim}\u0000${obs.dims[index]}`, [dim, obs.dims[index] as string]);
       const json = JSON.stringify([...pairs.values()]);
       dimValues.run(json);
       const map = new Map<string, number>();

@@ -5,7 +5,7 @@
  * Ids are fixed (queues, divisions, wrap-up codes) or derived from the agent's index alone, so every run,
  * whatever its seed, talks about the same queues and the same agents.
  */
-import type { Direction, MediaType } from './records';
+import type { Direction, MediaType, Routing } from './records';
 import { Rng } from './prng';
 
 export interface Division {
@@ -16,7 +16,82 @@ export interface Division {
 export const DIVISIONS = {
   retail: { id: 'cc9873ae-8c8e-4754-8795-74360c90ad1e', name: 'Retail' },
   business: { id: '9e606157-8534-4ffc-a0fb-03aa82173c19', name: 'Business' },
+  // The default division: the IVR flow lives here, so every call through it meets it too.
+  home: { id: '947a1904-785c-44fb-ba7d-495409701c3a', name: 'Home' },
 } as const satisfies Record<string, Division>;
+
+export interface Named {
+  id: string;
+  name: string;
+}
+
+/** Agent teams (participant.teamId); an agent is in one team, chosen by the queue it mainly works. */
+export const TEAMS = {
+  careNorth: { id: 'b7e6280e-bb36-4350-9931-17065d806052', name: 'Customer Care North' },
+  careSouth: { id: 'b671df05-0efa-4a87-925b-2326ba1cd9e0', name: 'Customer Care South' },
+  billing: { id: 'ddd33597-dd89-4832-9fa1-081f6336aafd', name: 'Billing Team' },
+  tech: { id: '3b7c7211-03c6-46f8-950a-09983ba6ce64', name: 'Tech Support Tier 1' },
+  sales: { id: '5f96435b-815f-4381-a3d9-6ecbe7f6d589', name: 'Sales' },
+  digital: { id: '9b94e68b-63c1-4fc1-89e9-ce50a8fd3251', name: 'Digital Care' },
+} as const satisfies Record<string, Named>;
+
+/** Routing skills (segment.requestedRoutingSkillIds[]). */
+export const SKILLS = {
+  general: { id: '28d08941-de2d-4ab6-b6b8-e2dfb441bd05', name: 'General' },
+  billing: { id: '3ee378bf-0322-42fb-9c2c-c1949de05243', name: 'Billing' },
+  payments: { id: '70bdfc81-052f-4e6e-9f5a-d34ddca95323', name: 'Payments' },
+  technical: { id: '1c587044-7dba-4240-9024-89b54d7f3f49', name: 'Technical' },
+  broadband: { id: '2f02ed94-5b76-4f7d-af58-b3c2273820a1', name: 'Broadband' },
+  mobile: { id: '812d7c7d-6f7a-4ba6-929d-f3bb0f051e19', name: 'Mobile' },
+  premium: { id: 'd288f65c-c865-4ff0-8998-f06199f7bfc0', name: 'Premium customer' },
+  sales: { id: '1fa30c27-07a6-4221-81ca-41bdb5f10787', name: 'Sales' },
+} as const satisfies Record<string, Named>;
+
+/** Routing languages (segment.requestedLanguageId), with the Architect language code the IVR speaks. */
+export const LANGUAGES = {
+  english: { id: '49e559fb-4872-4ccc-9f80-3052f599ce2b', name: 'English', code: 'en-us' },
+  spanish: { id: 'd3a5fc81-c748-442e-b099-fd0851b33ea0', name: 'Spanish', code: 'es-us' },
+  french: { id: 'f09e8074-e6f0-4a88-9f53-8abc8a46f5c5', name: 'French', code: 'fr-ca' },
+} as const satisfies Record<string, Named & { code: string }>;
+
+/** Telephony edges (session.edgeId of voice sessions; provider "Edge"). */
+export const EDGES: readonly string[] = [
+  '39aa5b1f-f2a9-4eef-a982-cab753837bce',
+  '816907b7-a239-41cc-be32-b7750a63e5e0',
+  '37496c6d-3ab6-49e5-9da6-3502d60551a1',
+  'c89af097-46af-4d1b-9f14-4b4992fc3cbc',
+];
+
+export interface Campaign extends Named {
+  contactListId: string;
+  /** preview: the agent places the call; predictive: the dialer does and hands the answered call to a queue. */
+  mode: 'preview' | 'predictive';
+  /** Share of the outbound voice stream. */
+  share: number;
+}
+
+/** Outbound dialer campaigns of the Outbound Sales queue (session.outboundCampaignId, outboundContactListId). */
+export const CAMPAIGNS: readonly Campaign[] = [
+  {
+    id: 'd65a4389-f107-455d-9d17-d2db3a96f972',
+    name: 'Winter renewals',
+    contactListId: 'e42d6d7d-5a24-4c34-8cad-faac7cde3f14',
+    mode: 'predictive',
+    share: 0.45,
+  },
+  {
+    id: 'b6d249cf-6f01-4fd3-bfd8-5e6d1b9d8511',
+    name: 'Broadband upgrade',
+    contactListId: '7da907ac-a9e5-4b53-b9b4-9546db24d327',
+    mode: 'preview',
+    share: 0.25,
+  },
+];
+/** What the campaigns leave of the outbound stream: agents' own (manual) calls, outside any campaign. */
+export const MANUAL_OUTBOUND_SHARE = 0.3;
+
+/** The IVR flow every inbound call passes through before a queue (session.flow of the IVR session). */
+export const IVR_FLOW = { id: 'f5abbe74-b164-4327-8335-76a1baabfce5', name: 'Main Menu', version: '14.0' } as const;
 
 export interface WrapUpCode {
   id: string;
@@ -80,11 +155,20 @@ export interface QueueConfig {
   transferRate: number;
   acwMedianMs: number;
   wrapUpCodes: readonly WrapUpCode[];
+  /** How the queue routes: Predictive (with proposed agents), Bullseye (skills dropped as the wait grows) or Standard. */
+  routing: Extract<Routing, 'Standard' | 'Predictive' | 'Bullseye'>;
+  /** Skills a contact of this queue may request (0 to 3 of them; Bullseye queues always request one or more). */
+  skillIds: readonly string[];
+  /** The team of the agents whose main queue this is. */
+  teamIds: readonly string[];
 }
 
 type QueueBehaviour = Omit<QueueConfig, 'id' | 'name' | 'divisionId' | 'mediaType' | 'direction' | 'address'>;
 
-const VOICE: Omit<QueueBehaviour, 'share' | 'staffWeight' | 'wrapUpCodes'> = {
+const S = SKILLS;
+const T = TEAMS;
+
+const VOICE: Omit<QueueBehaviour, 'share' | 'staffWeight' | 'wrapUpCodes' | 'routing' | 'skillIds' | 'teamIds'> = {
   slaMs: 20 * SECOND,
   shortAbandonMs: 10 * SECOND,
   serviceLevelTarget: 0.8,
@@ -113,6 +197,9 @@ export const QUEUES: readonly QueueConfig[] = [
     share: 0.5,
     staffWeight: 0.25,
     wrapUpCodes: [W.resolved, W.resolved, W.information, W.followUp, W.complaint],
+    routing: 'Predictive',
+    skillIds: [S.general.id, S.premium.id, S.mobile.id],
+    teamIds: [T.careNorth.id, T.careSouth.id],
   },
   {
     ...VOICE,
@@ -130,6 +217,9 @@ export const QUEUES: readonly QueueConfig[] = [
     transferRate: 0.08,
     acwMedianMs: 40 * SECOND,
     wrapUpCodes: [W.payment, W.adjustment, W.resolved, W.followUp],
+    routing: 'Standard',
+    skillIds: [S.billing.id, S.payments.id, S.premium.id],
+    teamIds: [T.billing.id],
   },
   {
     ...VOICE,
@@ -150,6 +240,9 @@ export const QUEUES: readonly QueueConfig[] = [
     transferRate: 0.1,
     acwMedianMs: 60 * SECOND,
     wrapUpCodes: [W.resolved, W.escalated, W.followUp, W.information],
+    routing: 'Bullseye',
+    skillIds: [S.technical.id, S.broadband.id, S.mobile.id, S.premium.id],
+    teamIds: [T.tech.id],
   },
   {
     ...VOICE,
@@ -167,6 +260,9 @@ export const QUEUES: readonly QueueConfig[] = [
     transferRate: 0,
     acwMedianMs: 25 * SECOND,
     wrapUpCodes: [W.sale, W.noSale, W.noSale, W.callbackRequested],
+    routing: 'Standard',
+    skillIds: [S.sales.id],
+    teamIds: [T.sales.id],
   },
   {
     id: 'a9609c1f-70cb-4c2a-97d1-afb8f45861f6',
@@ -192,6 +288,9 @@ export const QUEUES: readonly QueueConfig[] = [
     transferRate: 0,
     acwMedianMs: 45 * SECOND,
     wrapUpCodes: [W.resolved, W.information, W.followUp, W.spam],
+    routing: 'Standard',
+    skillIds: [S.general.id, S.billing.id, S.technical.id],
+    teamIds: [T.digital.id],
   },
   {
     id: 'c38c62e8-821b-4c2c-984d-c01d4655727e',
@@ -217,6 +316,9 @@ export const QUEUES: readonly QueueConfig[] = [
     transferRate: 0,
     acwMedianMs: 30 * SECOND,
     wrapUpCodes: [W.resolved, W.information, W.followUp],
+    routing: 'Standard',
+    skillIds: [S.general.id, S.billing.id, S.mobile.id],
+    teamIds: [T.digital.id],
   },
   {
     id: '0769b275-8eed-4dd2-b477-c8127045d777',
@@ -242,6 +344,9 @@ export const QUEUES: readonly QueueConfig[] = [
     transferRate: 0,
     acwMedianMs: 60 * SECOND,
     wrapUpCodes: [W.resolved, W.information, W.followUp, W.escalated, W.spam],
+    routing: 'Standard',
+    skillIds: [S.general.id, S.billing.id, S.technical.id],
+    teamIds: [T.digital.id],
   },
   {
     ...VOICE,
@@ -262,11 +367,14 @@ export const QUEUES: readonly QueueConfig[] = [
     holdRate: 0.1,
     transferRate: 0,
     wrapUpCodes: [W.resolved, W.information, W.payment, W.followUp],
+    routing: 'Standard',
+    skillIds: [S.general.id, S.billing.id],
+    teamIds: [T.careNorth.id, T.careSouth.id],
   },
 ];
 
-/** The IVR flow every inbound call passes through before a queue. */
-export const IVR_FLOW_NAME = 'Main Menu';
+/** The IVR flow's name (its participantName). */
+export const IVR_FLOW_NAME = IVR_FLOW.name;
 
 // ---- traffic: streams, their shares of all conversations, and their hourly shape (UTC) ----
 
@@ -335,6 +443,8 @@ export interface Agent {
   name: string;
   /** Queues the agent is skilled in (1 to 3); the first is the main one. */
   queueIds: string[];
+  /** The agent's team: one of its main queue's teams. */
+  teamId: string;
 }
 
 /** About 65 conversations per agent per day: 500 agents for a million conversations over 30 days. */
@@ -452,7 +562,9 @@ export function buildAgents(count: number): Agent[] {
       const q = rng.weighted(weights);
       if (!skills.includes(q)) skills.push(q);
     }
-    agents.push({ id, name: agentName(i), queueIds: skills.map((q) => QUEUES[q]!.id) });
+    // Drawn last, so that ids, names and queues are those agents had before teams existed.
+    const teamId = rng.pick(QUEUES[main]!.teamIds);
+    agents.push({ id, name: agentName(i), queueIds: skills.map((q) => QUEUES[q]!.id), teamId });
   }
   return agents;
 }

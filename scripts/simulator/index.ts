@@ -7,7 +7,8 @@
  *   Hourly curves per stream: quiet nights (voice at 03:00 is ~3 % of its 10:00 peak), morning peak 09–11,
  *   lunch dip, afternoon peak 14–15, chat and messaging busier in the evening, outbound dialling only in
  *   business hours; weekends carry about 40 % of a weekday's voice. Exactly `conversations` start in the window.
- * - 8 queues in 2 divisions. Inbound voice: Customer Service (50 %), Billing (30 %), Technical Support (20 %),
+ * - 8 queues in 2 divisions (and the Home division of the IVR flow, which every inbound call also meets, so
+ *   inbound voice conversations carry 2–3 divisionIds). Inbound voice: Customer Service (50 %), Billing (30 %), Technical Support (20 %),
  *   SLA 20 s (Technical Support 30 s), short abandons under 10 s. Web Chat (SLA 60 s), Messaging (5 min),
  *   Email Support (1 h), Callbacks (15 min), Outbound Sales. Email and callbacks are staffed Mon–Fri 07–21 and
  *   Sat–Sun 09–17; what arrives outside waits for opening time.
@@ -20,28 +21,77 @@
  *   (Technical Support 30 s); chat ~80 % at 60 s, messaging ~84 % at 5 min, email ~66 % at 1 h.
  * - Answered: talk log-normal around 4–7 min; 18–35 % of calls have 1–2 holds (~40 s); 6–10 % are transferred
  *   (half blind to another queue, a third consult transfers, the rest blind to a named person, a third of whom
- *   do not answer and the caller leaves a voicemail: tVoicemail); 3 % consult without transferring.
+ *   do not answer and the caller leaves a voicemail: tVoicemail on that person's voicemail participant, as on
+ *   a queue's voicemail box); 3 % consult without transferring.
  *   After-call work around 30–60 s with a wrap-up code (3 % time out: ININ-WRAP-UP-TIMEOUT after 2 min).
- * - Outbound: contacting 1–3 s, 60 % connect after ~9 s of ringing, 30 % no answer (agent gives up after
- *   15–45 s), 10 % busy; connected calls talk ~3 min.
+ * - Outbound: 45 % predictive dialer ("Winter renewals": the dialer calls, 50 % answer, the answered call goes
+ *   to Outbound Sales and an agent within ~1 s; a called party who hangs up first is nOutboundAbandoned on the
+ *   customer's session), 25 % preview campaign ("Broadband upgrade": the agent dials) and 30 % agents' own
+ *   calls. Agent-dialled: contacting 1–3 s, 60 % connect after ~9 s of ringing, 30 % no answer (agent gives up
+ *   after 15–45 s), 10 % busy; connected calls talk ~3 min. Campaign calls carry outboundCampaignId,
+ *   outboundContactId and outboundContactListId on every session and count nOutboundAttempted/Connected.
  * - Chat ~9 min, message ~15 min (async), email ~6 min of handling (waits ~25 min when staffed), callbacks ~4 min.
+ *   Messaging: messageType sms 50 %, webmessaging 30 %, whatsapp 12 %, facebook 8 %; the agent's session counts
+ *   a turn every ~3 min (oMessageTurn, oMessageCount, tAgentResponseTime per answer, tFirstResponse).
+ *   Callbacks: nCallbackScheduled and tCallbackVirtualWait (or tCallbackAbandon) on the queue; the agent previews,
+ *   dials (nCallbackAttempts, tFirstDial, nCallbackOverSla after the SLA) and reaches the customer (85 %,
+ *   tCallbackConnect, tFirstConnect) or not (tCallbackNotReached).
+ * - Routing: each queue visit requests 0–3 of its queue's skills (60 % none; Technical Support always 1–3) and,
+ *   for 15 % of callers (12 % Spanish, 3 % French, chosen in the IVR) and 10 % of chats and messages, a
+ *   language. Customer Service routes predictively (proposedAgents, eligibleAgentCounts,
+ *   waitingInteractionCounts; 10 % fall back to Standard), Technical Support by Bullseye (the last skill is
+ *   removed after 20 s: activeSkillIds, removedSkillIds), the rest Standard; direct transfers are Direct.
+ * - IVR sessions carry the Main Menu flow (session.flow) and the flow metrics real records carry (nFlow, tFlow,
+ *   tFlowExit or tFlowDisconnect): ingest skips those; the summary counts them apart. The ACD session says
+ *   flowInType (ivr, flow, transfer) and, with tFlowOut, flowOutType (voicemail, timeout).
+ * - Now and then (0.4 % each) an offer fails with an error and is re-offered, an agent's station drops in
+ *   wrap-up, or the customer's media stops: nError with the segment's errorCode.
  * - Agents: about 65 conversations per agent-day (500 agents for 1 M conversations over 30 days, at least 16),
- *   each skilled in 1–3 queues. Agents are not scheduled: one may hold overlapping conversations.
+ *   each skilled in 1–3 queues and in one of 6 teams (participant.teamId). Agents are not scheduled: one may hold
+ *   overlapping conversations.
  * - Metrics post as the contract says: counts when the event happens, timers when what they measure ends.
  *   tTalk and tHeld post per talk or hold segment; tTalkComplete and tHeldComplete post the session's totals
  *   when the agent's connected part ends; tHandle = tTalk + tHeld + tAcw, posted at the end of after-call work.
  * - Conversations still going at `end` are cut there: nothing at or after `end`, open segments lose their end,
- *   and conversationEnd is left out.
+ *   conversationEnd is left out, and session fields not yet known (usedRouting, the flow's exit...) too.
  */
 import { arrivals } from './arrivals';
-import { DIVISIONS, QUEUES, WRAP_UP_CODES, agentCountFor, buildAgents, type Agent } from './config';
+import {
+  CAMPAIGNS,
+  DIVISIONS,
+  EDGES,
+  IVR_FLOW,
+  LANGUAGES,
+  QUEUES,
+  SKILLS,
+  TEAMS,
+  WRAP_UP_CODES,
+  agentCountFor,
+  buildAgents,
+  type Agent,
+} from './config';
 import { playConversation, type World } from './conversation';
 import { Rng } from './prng';
 import { finalizeConversation, type ConversationRecord } from './records';
 
 export * from './records';
-export { DIVISIONS, QUEUES, WRAP_UP_CODES, IVR_FLOW_NAME, TRAFFIC, agentCountFor, buildAgents } from './config';
-export type { Agent, Division, QueueConfig, TrafficStream, WrapUpCode } from './config';
+export {
+  CAMPAIGNS,
+  DIVISIONS,
+  EDGES,
+  IVR_FLOW,
+  IVR_FLOW_NAME,
+  LANGUAGES,
+  MANUAL_OUTBOUND_SHARE,
+  QUEUES,
+  SKILLS,
+  TEAMS,
+  TRAFFIC,
+  WRAP_UP_CODES,
+  agentCountFor,
+  buildAgents,
+} from './config';
+export type { Agent, Campaign, Division, Named, QueueConfig, TrafficStream, WrapUpCode } from './config';
 export { Rng } from './prng';
 export { SummaryCollector, conversationOutcome, summarize, type Outcome, type SimulationSummary } from './summary';
 
@@ -78,6 +128,12 @@ export interface SimulationConfig {
   divisions: typeof DIVISIONS;
   queues: typeof QUEUES;
   wrapUpCodes: typeof WRAP_UP_CODES;
+  teams: typeof TEAMS;
+  skills: typeof SKILLS;
+  languages: typeof LANGUAGES;
+  campaigns: typeof CAMPAIGNS;
+  edges: typeof EDGES;
+  ivrFlow: typeof IVR_FLOW;
   agents: Agent[];
   /** The window the traffic covers: [start, end). */
   start: Date;
@@ -91,6 +147,12 @@ export function simulationConfig(opts: SimulationOptions): SimulationConfig {
     divisions: DIVISIONS,
     queues: QUEUES,
     wrapUpCodes: WRAP_UP_CODES,
+    teams: TEAMS,
+    skills: SKILLS,
+    languages: LANGUAGES,
+    campaigns: CAMPAIGNS,
+    edges: EDGES,
+    ivrFlow: IVR_FLOW,
     agents: buildAgents(agentCountFor(opts.conversations, opts.days)),
     start: new Date(endMs - Math.round(opts.days * DAY)),
     end: new Date(endMs),

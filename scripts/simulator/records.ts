@@ -7,10 +7,20 @@ export type MediaType = 'voice' | 'chat' | 'email' | 'callback' | 'message';
 export type Direction = 'inbound' | 'outbound';
 export type Purpose = 'customer' | 'ivr' | 'acd' | 'agent' | 'voicemail';
 export type SegmentType = 'ivr' | 'interact' | 'alert' | 'hold' | 'wrapup' | 'dialing' | 'contacting' | 'voicemail' | 'callback';
-export type DisconnectType = 'endpoint' | 'client' | 'peer' | 'system' | 'transfer' | 'transfer.consult' | 'transfer.noanswer';
+export type DisconnectType = 'endpoint' | 'client' | 'peer' | 'system' | 'error' | 'transfer' | 'consultTransfer' | 'noAnswerTransfer';
+/** Genesys' routing methods (AnalyticsSession.usedRouting, requestedRoutings[]) that the simulator uses. */
+export type Routing = 'Standard' | 'Predictive' | 'Bullseye' | 'Direct';
 
-/** Every metric the simulator emits; each is an observed metric of src/analytics/catalog.ts. */
+/**
+ * Architect flow metrics, as real IVR sessions carry them (test/fixtures/shared/genesys-details). They belong
+ * to Genesys' flow aggregate, not the conversation aggregate: ingest counts them as skipped.
+ */
+export const FLOW_METRIC_NAMES = ['nFlow', 'tFlow', 'tFlowDisconnect', 'tFlowExit'] as const;
+export type FlowMetricName = (typeof FLOW_METRIC_NAMES)[number];
+
+/** Every metric the simulator emits: conversation-aggregate metrics of docs/catalogue.md, and flow metrics. */
 export type MetricName =
+  | FlowMetricName
   | 'nConnected'
   | 'tConnected'
   | 'tIvr'
@@ -40,7 +50,21 @@ export type MetricName =
   | 'nOutboundAttempted'
   | 'nOutboundConnected'
   | 'nOutboundAbandoned'
-  | 'tVoicemail';
+  | 'tVoicemail'
+  | 'nError'
+  | 'oMessageCount'
+  | 'oMessageTurn'
+  | 'tAgentResponseTime'
+  | 'tFirstResponse'
+  | 'nCallbackScheduled'
+  | 'tCallbackVirtualWait'
+  | 'tCallbackAbandon'
+  | 'nCallbackAttempts'
+  | 'tFirstDial'
+  | 'tCallbackConnect'
+  | 'tFirstConnect'
+  | 'tCallbackNotReached'
+  | 'nCallbackOverSla';
 
 export interface MetricRecord {
   name: MetricName;
@@ -53,11 +77,80 @@ export interface SegmentRecord {
   segmentEnd?: string;
   segmentType?: SegmentType;
   queueId?: string;
+  requestedRoutingSkillIds?: string[];
+  requestedLanguageId?: string;
   wrapUpCode?: string;
+  errorCode?: string;
   disconnectType?: DisconnectType;
 }
 
-export interface SessionRecord {
+/** The IVR flow a session ran (AnalyticsFlow), trimmed to what reports read. */
+export interface FlowRecord {
+  flowId: string;
+  flowName: string;
+  flowType: 'INBOUNDCALL';
+  flowVersion: string;
+  entryType: 'dnis';
+  /** Set when the flow ends. */
+  exitReason?: 'TRANSFER' | 'DISCONNECT' | 'FLOW_DISCONNECT';
+  transferType?: 'ACD';
+  startingLanguage: string;
+  endingLanguage?: string;
+}
+
+export interface ProposedAgentRecord {
+  proposedAgentId: string;
+  agentRank: number;
+}
+
+/** Session fields beyond the ids, media and addresses; written in this order (finalizeConversation). */
+export interface SessionFields {
+  messageType?: string;
+  provider?: string;
+  remote?: string;
+  sessionDnis?: string;
+  addressFrom?: string;
+  addressTo?: string;
+  edgeId?: string;
+  outboundCampaignId?: string;
+  outboundContactId?: string;
+  outboundContactListId?: string;
+  flowInType?: string;
+  flowOutType?: string;
+  requestedRoutings?: Routing[];
+  usedRouting?: Routing;
+  activeSkillIds?: string[];
+  removedSkillIds?: string[];
+  proposedAgents?: ProposedAgentRecord[];
+  eligibleAgentCounts?: number[];
+  waitingInteractionCounts?: number[];
+  flow?: FlowRecord;
+}
+
+export const SESSION_FIELD_ORDER = [
+  'messageType',
+  'provider',
+  'remote',
+  'sessionDnis',
+  'addressFrom',
+  'addressTo',
+  'edgeId',
+  'outboundCampaignId',
+  'outboundContactId',
+  'outboundContactListId',
+  'flowInType',
+  'flowOutType',
+  'requestedRoutings',
+  'usedRouting',
+  'activeSkillIds',
+  'removedSkillIds',
+  'proposedAgents',
+  'eligibleAgentCounts',
+  'waitingInteractionCounts',
+  'flow',
+] as const satisfies readonly (keyof SessionFields)[];
+
+export interface SessionRecord extends SessionFields {
   sessionId: string;
   mediaType: MediaType;
   direction: Direction;
@@ -72,14 +165,21 @@ export interface ParticipantRecord {
   participantName?: string;
   purpose: Purpose;
   userId?: string;
+  teamId?: string;
   sessions: SessionRecord[];
 }
+
+/** What Genesys sets on messaging conversations only (AnalyticsConversation.conversationInitiator's description). */
+export type ConversationInitiator = 'customer' | 'agent';
 
 export interface ConversationRecord {
   conversationId: string;
   conversationStart: string;
   conversationEnd?: string;
   originatingDirection?: Direction;
+  conversationInitiator?: ConversationInitiator;
+  customerParticipation?: boolean;
+  externalTag?: string;
   divisionIds?: string[];
   participants: ParticipantRecord[];
 }
@@ -89,6 +189,7 @@ export interface ConversationRecord {
 export interface SegmentFields {
   queueId?: string | undefined;
   wrapUpCode?: string | undefined;
+  errorCode?: string | undefined;
   disconnectType?: DisconnectType | undefined;
 }
 
@@ -107,6 +208,13 @@ interface MetricDraft {
 export class SessionDraft {
   readonly segments: SegmentDraft[] = [];
   readonly metrics: MetricDraft[] = [];
+  /** Session fields (routing, addresses, flow...) known from the start, written in SESSION_FIELD_ORDER. */
+  readonly fields: SessionFields = {};
+  /** Session fields that become known (or change) at a later instant: a record cut before it does not show them. */
+  readonly laterFields: { key: keyof SessionFields; value: unknown; at: number }[] = [];
+  /** Skills and language the contact was routed with: on every segment of this session that has a queueId. */
+  skills: readonly string[] | undefined;
+  languageId: string | undefined;
 
   constructor(
     readonly sessionId: string,
@@ -121,6 +229,11 @@ export class SessionDraft {
     const seg: SegmentDraft = { type, start, end, ...fields };
     this.segments.push(seg);
     return seg;
+  }
+
+  /** Sets a session field from instant `at` on (how routing ended, how the flow exited...). */
+  fieldAt<K extends keyof SessionFields>(key: K, value: SessionFields[K], at: number): void {
+    this.laterFields.push({ key, value, at });
   }
 
   /** A count: posts when the event happens. */
@@ -150,6 +263,7 @@ export interface ParticipantDraft {
   participantName: string | undefined;
   purpose: Purpose;
   userId: string | undefined;
+  teamId: string | undefined;
   sessions: SessionDraft[];
 }
 
@@ -157,6 +271,9 @@ export interface ConversationDraft {
   conversationId: string;
   start: number;
   originatingDirection: Direction;
+  conversationInitiator?: ConversationInitiator;
+  customerParticipation?: boolean;
+  externalTag?: string;
   divisionIds: string[];
   participants: ParticipantDraft[];
 }
@@ -203,8 +320,13 @@ export function finalizeConversation(draft: ConversationDraft, cutAt: number): C
         const out: SegmentRecord = { segmentStart: iso(seg.start) };
         if (seg.end < cutAt) out.segmentEnd = iso(seg.end);
         out.segmentType = seg.type;
-        if (seg.queueId !== undefined) out.queueId = seg.queueId;
+        if (seg.queueId !== undefined) {
+          out.queueId = seg.queueId;
+          if (s.skills !== undefined && s.skills.length > 0) out.requestedRoutingSkillIds = [...s.skills];
+          if (s.languageId !== undefined) out.requestedLanguageId = s.languageId;
+        }
         if (seg.wrapUpCode !== undefined) out.wrapUpCode = seg.wrapUpCode;
+        if (seg.errorCode !== undefined) out.errorCode = seg.errorCode;
         if (seg.disconnectType !== undefined) out.disconnectType = seg.disconnectType;
         segments.push(out);
       }
@@ -216,6 +338,10 @@ export function finalizeConversation(draft: ConversationDraft, cutAt: number): C
       const session: SessionRecord = { sessionId: s.sessionId, mediaType: s.mediaType, direction: s.direction };
       if (s.ani !== undefined) session.ani = s.ani;
       if (s.dnis !== undefined) session.dnis = s.dnis;
+      const fields = { ...s.fields } as Record<string, unknown>;
+      for (const later of s.laterFields) if (later.at < cutAt) fields[later.key] = later.value;
+      const out = session as unknown as Record<string, unknown>;
+      for (const key of SESSION_FIELD_ORDER) if (fields[key] !== undefined) out[key] = copy(fields[key]);
       session.segments = segments;
       session.metrics = metrics;
       sessions.push(session);
@@ -225,6 +351,7 @@ export function finalizeConversation(draft: ConversationDraft, cutAt: number): C
     if (p.participantName !== undefined) participant.participantName = p.participantName;
     participant.purpose = p.purpose;
     if (p.userId !== undefined) participant.userId = p.userId;
+    if (p.teamId !== undefined) participant.teamId = p.teamId;
     participant.sessions = sessions;
     participants.push(participant);
   }
@@ -234,9 +361,19 @@ export function finalizeConversation(draft: ConversationDraft, cutAt: number): C
   } as ConversationRecord;
   if (lastEnd < cutAt) record.conversationEnd = iso(lastEnd);
   record.originatingDirection = draft.originatingDirection;
+  if (draft.conversationInitiator !== undefined) record.conversationInitiator = draft.conversationInitiator;
+  if (draft.customerParticipation !== undefined) record.customerParticipation = draft.customerParticipation;
+  if (draft.externalTag !== undefined) record.externalTag = draft.externalTag;
   if (draft.divisionIds.length > 0) record.divisionIds = [...draft.divisionIds];
   record.participants = participants;
   return record;
+}
+
+/** A copy of a field value, so that records never share arrays or objects with drafts or with each other. */
+function copy(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(copy);
+  if (typeof value === 'object' && value !== null) return { ...value };
+  return value;
 }
 
 const byStart = (x: SegmentDraft, y: SegmentDraft): number => x.start - y.start;

@@ -7,58 +7,194 @@
  * D1 (rollups and the raw observation codec). Append new entries at the end; never reorder.
  */
 
-export const DIMENSIONS = [
-  'conversationId',
-  'originatingDirection',
-  'divisionId',
-  'purpose',
-  'participantName',
-  'userId',
-  'mediaType',
-  'direction',
-  'ani',
-  'dnis',
-  'sessionId',
-  'queueId',
-  'wrapUpCode',
-  'disconnectType',
-] as const;
+/** Where in a conversation-detail record a dimension's value is read (docs/catalogue.md, "How a dimension applies"). */
+export type DimensionLevel = 'conversation' | 'participant' | 'session' | 'segment' | 'derived';
+/** How the record states the value: kept as text (booleans "true"/"false", integers in decimal). */
+export type FieldKind = 'string' | 'boolean' | 'integer' | 'strings' | 'integers';
 
-export type Dimension = (typeof DIMENSIONS)[number];
+export interface DimensionDef {
+  name: string;
+  level: DimensionLevel;
+  /** The record field at its level (a list for multi-valued ones); `proposedAgents.agentRank` = a field of each element. */
+  field?: string;
+  kind?: FieldKind;
+  /** Several values per observation (a list in the record): grouped under each, or joined when flattened. */
+  multi?: true;
+  /** Takes a `range` predicate (values compared as numbers). */
+  numeric?: true;
+  /** Accepted in filters only (Genesys' predicate enum has it; its groupBy enum does not). */
+  filterOnly?: true;
+}
+
+type Named<N extends string> = DimensionDef & { name: N };
+const c = <N extends string>(name: N, field: string, kind: FieldKind = 'string'): Named<N> => ({
+  name,
+  level: 'conversation',
+  field,
+  kind,
+});
+const p = <N extends string>(name: N, field: string = name): Named<N> => ({ name, level: 'participant', field, kind: 'string' });
+const s = <N extends string>(name: N, field: string = name, kind: FieldKind = 'string'): Named<N> => ({
+  name,
+  level: 'session',
+  field,
+  kind,
+});
+const g = <N extends string>(name: N, field: string = name, kind: FieldKind = 'string'): Named<N> => ({
+  name,
+  level: 'segment',
+  field,
+  kind,
+});
+const derived = <N extends string>(name: N): Named<N> => ({ name, level: 'derived' });
+const multi = <D extends DimensionDef>(d: D): D => ({ ...d, multi: true });
+const numeric = <D extends DimensionDef>(d: D): D => ({ ...d, numeric: true });
+
+/**
+ * Every groupBy and filter dimension of Genesys' conversation aggregate query, with where ingest reads
+ * it. STORAGE FORMAT: a dimension's index here is stored in D1 (rollups and the observation codec), and
+ * whether it is multi-valued is part of the codec. Append new entries at the end; never reorder.
+ */
+export const DIMENSION_DEFS = [
+  c('conversationId', 'conversationId'),
+  c('originatingDirection', 'originatingDirection'),
+  multi(c('divisionId', 'divisionIds', 'strings')),
+  p('purpose'),
+  p('participantName'),
+  p('userId'),
+  s('mediaType'),
+  s('direction'),
+  s('ani'),
+  s('dnis'),
+  s('sessionId'),
+  g('queueId'),
+  g('wrapUpCode'),
+  g('disconnectType'),
+  // Issue 23: the rest of Genesys' catalogue, in its (alphabetical) order.
+  derived('activeRouting'),
+  multi(s('activeSkillId', 'activeSkillIds', 'strings')),
+  s('addressFrom'),
+  s('addressTo'),
+  s('agentAssistantId'),
+  numeric(s('agentBullseyeRing', 'agentBullseyeRing', 'integer')),
+  s('agentOwned', 'agentOwned', 'boolean'),
+  multi(numeric(s('agentRank', 'proposedAgents.agentRank', 'integers'))),
+  multi(numeric(g('agentScore', 'scoredAgents.agentScore', 'integers'))),
+  s('assignerId'),
+  s('authenticated', 'authenticated', 'boolean'),
+  c('conversationInitiator', 'conversationInitiator'),
+  derived('convertedFrom'),
+  derived('convertedTo'),
+  c('customerParticipation', 'customerParticipation', 'boolean'),
+  s('deliveryStatus'),
+  multi(s('destinationAddress', 'destinationAddresses', 'strings')),
+  s('edgeId'),
+  multi(numeric(s('eligibleAgentCount', 'eligibleAgentCounts', 'integers'))),
+  g('errorCode'),
+  s('extendedDeliveryStatus'),
+  p('externalContactId'),
+  numeric(derived('externalMediaCount')),
+  p('externalOrganizationId'),
+  c('externalTag', 'externalTag'),
+  derived('firstQueue'),
+  p('flaggedReason'),
+  s('flowInType'),
+  s('flowOutType'),
+  g('groupId'),
+  derived('interactionType'),
+  s('journeyActionId'),
+  s('journeyActionMapId'),
+  numeric(s('journeyActionMapVersion', 'journeyActionMapVersion', 'integer')),
+  s('journeyCustomerId'),
+  s('journeyCustomerIdType'),
+  s('journeyCustomerSessionId'),
+  s('journeyCustomerSessionIdType'),
+  multi(c('knowledgeBaseId', 'knowledgeBaseIds', 'strings')),
+  numeric(s('mediaCount', 'mediaCount', 'integer')),
+  s('messageType'),
+  c('originatingSocialMediaPublic', 'originatingSocialMediaPublic', 'boolean'),
+  s('outboundCampaignId'),
+  s('outboundContactId'),
+  s('outboundContactListId'),
+  s('peerId'),
+  multi(s('proposedAgentId', 'proposedAgents.proposedAgentId', 'strings')),
+  s('provider'),
+  s('remote'),
+  multi(s('removedSkillId', 'removedSkillIds', 'strings')),
+  g('requestedLanguageId'),
+  multi(s('requestedRouting', 'requestedRoutings', 'strings')),
+  multi(g('requestedRoutingSkillId', 'requestedRoutingSkillIds', 'strings')),
+  s('roomId'),
+  numeric(derived('routingPriority')),
+  numeric(s('routingRing', 'routingRing', 'integer')),
+  s('routingRule'),
+  s('routingRuleType'),
+  multi(g('scoredAgentId', 'scoredAgents.scoredAgentId', 'strings')),
+  s('selectedAgentId'),
+  numeric(s('selectedAgentRank', 'selectedAgentRank', 'integer')),
+  c('selfServed', 'selfServed', 'boolean'),
+  s('sessionDnis'),
+  s('skillExpressionId'),
+  derived('stationId'),
+  p('teamId'),
+  s('usedRouting'),
+  derived('videoPresent'),
+  multi(numeric(s('waitingInteractionCount', 'waitingInteractionCounts', 'integers'))),
+  { ...derived('canonicalExternalContactId'), filterOnly: true },
+  { ...derived('reoffered'), filterOnly: true },
+] as const satisfies readonly DimensionDef[];
+const DEFS: readonly DimensionDef[] = DIMENSION_DEFS;
+
+export type Dimension = (typeof DIMENSION_DEFS)[number]['name'];
+export const DIMENSIONS: readonly Dimension[] = DIMENSION_DEFS.map((d) => d.name);
+/** Dimensions a query may group by (all but the filter-only ones). */
+export const GROUP_BY_DIMENSIONS: readonly Dimension[] = DIMENSIONS.filter((_, i) => DEFS[i]!.filterOnly !== true);
 export const DIMENSION_INDEX: Readonly<Record<Dimension, number>> = Object.fromEntries(DIMENSIONS.map((d, i) => [d, i])) as Record<
   Dimension,
   number
 >;
+/** Per dimension index: multi-valued (its value in an observation is a list). */
+export const MULTI_VALUED: readonly boolean[] = DEFS.map((d) => d.multi === true);
+/** Per dimension index: numeric (takes `range`). */
+export const NUMERIC: readonly boolean[] = DEFS.map((d) => d.numeric === true);
 
-export type MetricKind = 'count' | 'timer' | 'calculated';
-/** Which participant of a conversation emits the metric (calculated metrics: none). */
-export type EmittingParticipant = 'acd' | 'agent' | 'ivr' | 'customer' | 'none';
+/** `observation` = an `o*` value Genesys emits as a session metric (message counts…): answered with timer-like stats. */
+export type MetricKind = 'count' | 'timer' | 'observation' | 'calculated';
 
 export interface MetricDef {
   name: string;
   kind: MetricKind;
-  participant: EmittingParticipant;
+  /** The participant purposes whose sessions emit it (docs/catalogue.md; [] for calculated ones). */
+  purposes: readonly string[];
   /** Dimensions that never apply to this metric: ingest drops them, filters on them exclude it. */
   notApplicable: readonly Dimension[];
 }
 
-const ACD_NA = ['userId'] as const;
-const AGENT_NA = [] as const;
-const IVR_NA = ['queueId', 'userId', 'wrapUpCode'] as const;
-const CUSTOMER_NA = ['queueId', 'userId', 'wrapUpCode'] as const;
+// What never applies, by who emits the metric (seed rules 2–3; docs/catalogue.md). flowOutType applies only to tFlowOut and tCfcFlowOut.
+const ACD_NA = ['userId', 'teamId', 'flowOutType'] as const;
+const AGENT_NA = ['flowOutType'] as const;
+// firstQueue says something about the metric's queueId: it never applies where queueId does not.
+const IVR_NA = ['queueId', 'userId', 'wrapUpCode', 'teamId', 'flowOutType', 'firstQueue'] as const;
+const CUSTOMER_NA = ['queueId', 'userId', 'wrapUpCode', 'teamId', 'flowOutType', 'firstQueue'] as const;
+const AGENTS = ['agent', 'user'];
 
-function defs(participant: EmittingParticipant, notApplicable: readonly Dimension[], names: string[]): MetricDef[] {
-  return names.map((name) => ({
-    name,
-    kind: name.startsWith('t') ? 'timer' : name.startsWith('n') ? 'count' : 'calculated',
-    participant,
-    notApplicable,
-  }));
+function kindOf(name: string): MetricKind {
+  return name.startsWith('t') ? 'timer' : name.startsWith('n') ? 'count' : 'observation';
 }
 
+function defs(purposes: readonly string[], notApplicable: readonly Dimension[], names: string[]): MetricDef[] {
+  return names.map((name) => ({ name, kind: kindOf(name), purposes, notApplicable }));
+}
+
+/**
+ * Every metric of Genesys' conversation aggregate query (and the seed's tIvr). STORAGE FORMAT: a
+ * metric's index here is stored in D1 (rollups and the observation codec). Append new entries at the
+ * end; never reorder.
+ */
 export const METRICS: readonly MetricDef[] = [
-  ...defs('acd', ACD_NA, ['nOffered', 'tAcd', 'tWait', 'tAbandon', 'tShortAbandon', 'tFlowOut']),
-  ...defs('agent', AGENT_NA, [
+  ...defs(['acd'], ACD_NA, ['nOffered', 'tAcd', 'tWait', 'tAbandon', 'tShortAbandon']),
+  ...defs(['acd'], ['userId', 'teamId'], ['tFlowOut']),
+  ...defs(AGENTS, AGENT_NA, [
     'tAnswered',
     'nOverSla',
     'tAlert',
@@ -76,15 +212,62 @@ export const METRICS: readonly MetricDef[] = [
     'tContacting',
     'tDialing',
     'nOutbound',
-    'nOutboundAttempted',
-    'nOutboundConnected',
-    'nOutboundAbandoned',
-    'tVoicemail',
   ]),
-  ...defs('ivr', IVR_NA, ['tIvr']),
-  ...defs('customer', CUSTOMER_NA, ['nConnected', 'tConnected']),
+  ...defs(['customer', 'acd', 'agent', 'user'], AGENT_NA, ['nOutboundAttempted', 'nOutboundConnected', 'nOutboundAbandoned']),
+  ...defs(['voicemail', ...AGENTS], AGENT_NA, ['tVoicemail']),
+  ...defs(['ivr'], IVR_NA, ['tIvr']),
+  ...defs(['customer', 'external'], CUSTOMER_NA, ['nConnected', 'tConnected']),
   // A queue-level ratio computed at query time from its components (see service-level.ts).
-  { name: 'oServiceLevel', kind: 'calculated', participant: 'none', notApplicable: ['userId'] },
+  { name: 'oServiceLevel', kind: 'calculated', purposes: [], notApplicable: ACD_NA },
+  // Issue 23: the rest of Genesys' catalogue.
+  ...defs(['acd'], ACD_NA, ['nCfcOffered', 'tCfcAcd', 'tCfcAbandon', 'tCallbackVirtualWait', 'tCallbackAbandon']),
+  ...defs(['acd'], ['userId', 'teamId'], ['tCfcFlowOut']),
+  ...defs(['acd', 'customer'], ACD_NA, ['nCallbackScheduled', 'oSkillExpressionApplications']),
+  ...defs(AGENTS, AGENT_NA, [
+    'tCfcAnswered',
+    'tCallbackNotReached',
+    'tCallbackConnect',
+    'nCallbackAttempts',
+    'nCallbackOverSla',
+    'tActiveCallback',
+    'tActiveCallbackComplete',
+    'tFirstDial',
+    'tFirstConnect',
+    'tMonitoring',
+    'tMonitoringComplete',
+    'tCoaching',
+    'tCoachingComplete',
+    'tBarging',
+    'tScreenMonitoring',
+    'tPark',
+    'tParkComplete',
+    'tSnippetRecord',
+    'tTransmitting',
+    'tAgentVideoConnected',
+    'tAgentResponseTime',
+    'tAverageAgentResponseTime',
+    'tUserResponseTime',
+    'tFirstResponse',
+    'tFirstEngagement',
+    'nTakeover',
+    'oMessageTurn',
+    'oExternalMediaCount',
+    'oExternalAudioMessageCount',
+  ]),
+  ...defs([...AGENTS, 'customer'], AGENT_NA, [
+    'tAverageCustomerResponseTime',
+    'nCobrowseSessions',
+    'oMessageCount',
+    'oMessageSegmentCount',
+    'oMediaCount',
+    'oAudioMessageCount',
+  ]),
+  ...defs(['ivr', 'botflow', 'workflow'], IVR_NA, ['nBotInteractions']),
+  ...defs(['customer', 'external', 'acd', ...AGENTS], AGENT_NA, ['nConversations']),
+  ...defs([...AGENTS, 'customer', 'external'], AGENT_NA, ['nError', 'nStateTransitionError']),
+  // Calculated at query time: the configured target, and the callback service level (service-level.ts).
+  { name: 'oServiceTarget', kind: 'calculated', purposes: [], notApplicable: ACD_NA },
+  { name: 'oCallbackServiceLevel', kind: 'calculated', purposes: [], notApplicable: ACD_NA },
 ];
 
 export const METRIC_NAMES: readonly string[] = METRICS.map((m) => m.name);

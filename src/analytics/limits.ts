@@ -52,6 +52,8 @@ export const ANALYTICS_LIMITS = {
   maxSessions: 100,
   maxSegments: 1_000,
   maxMetricsPerSession: 1_000,
+  /** Ingest: length of a list of values read as a dimension (divisionIds, requestedRoutingSkillIds, proposedAgents…). */
+  maxListLength: 100,
   /** Ingest: largest metric value (ms for timers): about 31 years. */
   maxMetricValue: 1e12,
   /** Ingest: emit dates must lie between these years. */

@@ -1,5 +1,5 @@
 import { AGG_USER_METRICS, packedColumns } from '../db/packed-columns';
-import { DIMENSION_INDEX, METRICS, metricIndex, type Dimension } from './catalog';
+import { APPLIES, DIMENSION_INDEX, METRICS, MULTI_VALUED, metricIndex, type Dimension } from './catalog';
 
 /**
  * The pre-aggregated rollups kept next to the raw observations (tables agg_* in db/schema.ts).
@@ -33,22 +33,22 @@ export interface PackedMetric {
 }
 
 /**
- * The metrics agg_user keeps, packed: those an agent emits (catalog.ts), in catalogue order, which
- * is the table's column order (db/packed-columns.ts).
- * The other metrics never carry a userId (it is not applicable to them), so agg_user held them only
- * under user 0, the same cells agg_queue holds: queries read them from agg_queue.
- * D1 allows at most 100 columns per table: 6 key columns + 4 × 21 metrics = 90. More than 23 agent
- * metrics need a second table.
+ * The metrics agg_user keeps, packed: the 21 agent metrics of the first catalogue, in catalogue order,
+ * which is the table's column order (db/packed-columns.ts). Metrics that never carry a userId are
+ * read from agg_queue (the same cells). Agent metrics added since (issue 23: tCfcAnswered, tPark,
+ * response times…) are not kept per user: a query that looks at userId (or teamId) with one of them
+ * reads the raw observations (see `answers`). D1 allows at most 100 columns per table (6 key columns
+ * + 4 × 21 = 90), so this layout cannot grow; the storage issue (24) replaces it.
  */
 export const USER_METRICS: readonly PackedMetric[] = AGG_USER_METRICS.map((name) => ({
   metric: metricIndex(name),
   ...packedColumns(name),
 }));
 
-// An agent metric without columns would be stored nowhere per user, and answered from agg_queue as if no user had it.
-const agentMetrics = METRICS.filter((m) => m.participant === 'agent').map((m) => m.name);
-if (agentMetrics.join() !== AGG_USER_METRICS.join()) {
-  throw new Error("rollups: the agg_user columns (db/packed-columns.ts) are not the catalogue's agent metrics in catalogue order");
+// Each packed metric must be one a userId can apply to, in catalogue order (the columns' order).
+const packedIndexes = AGG_USER_METRICS.map((name) => metricIndex(name));
+if (packedIndexes.some((m, i) => METRICS[m]!.notApplicable.includes('userId') || (i > 0 && m < packedIndexes[i - 1]!))) {
+  throw new Error('rollups: the agg_user columns (db/packed-columns.ts) must be metrics a userId applies to, in catalogue order');
 }
 
 function rollup(
@@ -98,21 +98,43 @@ export const ROLLUPS: readonly Rollup[] = [
 ];
 
 /**
+ * Whether `rollup` holds every cell of these metrics (undefined = all) that a query needs: a packed
+ * rollup misses the metrics outside its columns that carry one of its extra dimensions (userId).
+ */
+function holds(rollup: Rollup, metrics: readonly number[] | undefined): boolean {
+  if (!rollup.packed) return true;
+  const from = ROLLUP_BY_TABLE.get(rollup.packed.othersFrom)!;
+  const extra = rollup.dims.filter((d) => !from.dims.some((x) => x.dim === d.dim));
+  const packed = new Set(rollup.packed.metrics.map((m) => m.metric));
+  const list = metrics ?? METRICS.map((_, i) => i);
+  return list.every((m) => packed.has(m) || METRICS[m]!.kind === 'calculated' || extra.every((d) => !APPLIES[m]![d.index]));
+}
+
+/**
  * The rollup a query reads, and at which resolution: the smallest rollup keeping every dimension
- * it looks at that has a resolution its buckets align to (the coarsest such one); undefined = raw.
+ * it looks at, and every cell of its metrics (undefined = all), that has a resolution its buckets
+ * align to (the coarsest such one); undefined = raw.
  */
 export function pickRollup(
   dimensions: Iterable<Dimension>,
   aligned: (resMinutes: number) => boolean,
+  metrics?: readonly number[],
 ): { rollup: Rollup; res: number } | undefined {
   const wanted = [...dimensions];
   for (const rollup of ROLLUPS) {
     if (!wanted.every((d) => rollup.dims.some((x) => x.dim === d))) continue;
+    if (!holds(rollup, metrics)) continue;
     const res = rollup.resolutions.find(aligned);
     if (res !== undefined) return { rollup, res };
   }
   return undefined;
 }
+
+const ROLLUP_BY_TABLE = new Map(ROLLUPS.map((r) => [r.table, r]));
+
+// Rollup columns hold one value: a multi-valued dimension cannot be one.
+if (ROLLUPS.some((r) => r.dims.some((d) => MULTI_VALUED[d.index])))
+  throw new Error('rollups: a multi-valued dimension cannot be a rollup column');
 
 /** Dimensions any rollup keeps: only their values go into the dictionary. */
 export const ROLLUP_DIMENSIONS: readonly { dim: Dimension; index: number }[] = ROLLUPS[ROLLUPS.length - 1]!.dims;

@@ -1,6 +1,6 @@
 import { and, eq, gt, lte, min, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
-import { tokens, viewerSessions, wsTickets } from '../db/schema';
+import { oauthClients, tokens, viewerSessions, wsTickets } from '../db/schema';
 import { ApiError } from '../http/api-error';
 import { sha256Hex } from '../http/secrets';
 import { storeUnavailable } from './chat-errors';
@@ -72,7 +72,10 @@ export async function redeemTicket(db: Db, ticket: string, roomId: string): Prom
         eq(wsTickets.roomId, roomId),
         gt(wsTickets.expiresAt, now),
         sql`${wsTickets.usedAt} IS NULL`,
-        sql`(${wsTickets.tokenId} = ${ADMIN_TOKEN_ID} OR EXISTS (SELECT 1 FROM ${tokens} WHERE ${tokens.id} = ${wsTickets.tokenId} AND ${tokens.revokedAt} IS NULL))`,
+        // The principal's id: an API token's, or an OAuth client's for a client-credentials access token.
+        sql`(${wsTickets.tokenId} = ${ADMIN_TOKEN_ID}
+          OR EXISTS (SELECT 1 FROM ${tokens} WHERE ${tokens.id} = ${wsTickets.tokenId} AND ${tokens.revokedAt} IS NULL)
+          OR EXISTS (SELECT 1 FROM ${oauthClients} WHERE ${oauthClients.id} = ${wsTickets.tokenId} AND ${oauthClients.revokedAt} IS NULL))`,
       ),
     )
     .returning({ tokenId: wsTickets.tokenId });
@@ -95,10 +98,12 @@ export async function recordViewerSession(db: Db, tokenId: string, roomId: strin
   ]);
 }
 
-/** Whether the token is still valid (not revoked); ADMIN_TOKEN always is. */
+/** Whether the token (or the OAuth client, for an access token) is still valid (not revoked); ADMIN_TOKEN always is. */
 export async function tokenActive(db: Db, tokenId: string): Promise<boolean> {
   if (tokenId === ADMIN_TOKEN_ID) return true;
-  const row = await db.select({ revokedAt: tokens.revokedAt }).from(tokens).where(eq(tokens.id, tokenId)).get();
+  const row =
+    (await db.select({ revokedAt: tokens.revokedAt }).from(tokens).where(eq(tokens.id, tokenId)).get()) ??
+    (await db.select({ revokedAt: oauthClients.revokedAt }).from(oauthClients).where(eq(oauthClients.id, tokenId)).get());
   return row !== undefined && row.revokedAt === null;
 }
 

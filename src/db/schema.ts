@@ -234,3 +234,36 @@ export const viewerSessions = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.tokenId, t.roomId] }), index('viewer_sessions_opened_at').on(t.openedAt)],
 );
+
+/**
+ * OAuth 2 clients (client-credentials grant, as Genesys Cloud has it). Only the SHA-256 of the secret
+ * is kept; the secret is shown once, on creation. A revoked client keeps its row (audits) and loses
+ * every access token issued to it.
+ */
+export const oauthClients = sqliteTable('oauth_clients', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  description: text('description'),
+  permissions: text('permissions', { mode: 'json' }).$type<string[]>().notNull(),
+  secretHash: text('secret_hash').notNull(),
+  accessTokenValiditySeconds: integer('access_token_validity_seconds').notNull(),
+  createdAt: text('created_at').notNull(),
+  revokedAt: text('revoked_at'),
+});
+
+/**
+ * Access tokens issued by `POST /oauth/token`, by SHA-256. Expired rows are pruned when their client
+ * asks for another token; a client holds at most OAUTH_LIMITS.liveTokensPerClient of them.
+ */
+export const oauthAccessTokens = sqliteTable(
+  'oauth_access_tokens',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    clientId: text('client_id')
+      .notNull()
+      .references(() => oauthClients.id),
+    issuedAt: integer('issued_at').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (t) => [index('oauth_access_tokens_client_expires_at').on(t.clientId, t.expiresAt)],
+);

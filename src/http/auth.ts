@@ -1,12 +1,32 @@
 import { createMiddleware } from 'hono/factory';
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, gt, isNull } from 'drizzle-orm';
 import { ApiError } from './api-error';
 import type { AppEnv, Principal } from './context';
-import { secretsEqual, sha256Hex } from './secrets';
-import { tokens } from '../db/schema';
+import { ACCESS_TOKEN_PREFIX, secretsEqual, sha256Hex } from './secrets';
+import { oauthAccessTokens, oauthClients, tokens } from '../db/schema';
 import { PERMISSIONS, type Permission } from './permissions';
 
 const ADMIN: Principal = { tokenId: 'admin', permissions: new Set(PERMISSIONS) };
+
+/** The client behind an unexpired access token of an active client: its id and permissions. */
+async function resolveAccessToken(
+  db: AppEnv['Variables']['db'],
+  token: string,
+): Promise<{ clientId: string; permissions: Permission[] } | undefined> {
+  const row = await db
+    .select({ clientId: oauthClients.id, permissions: oauthClients.permissions })
+    .from(oauthAccessTokens)
+    .innerJoin(oauthClients, eq(oauthClients.id, oauthAccessTokens.clientId))
+    .where(
+      and(
+        eq(oauthAccessTokens.tokenHash, await sha256Hex(token)),
+        gt(oauthAccessTokens.expiresAt, Date.now()),
+        isNull(oauthClients.revokedAt),
+      ),
+    )
+    .get();
+  return row ? { clientId: row.clientId, permissions: row.permissions as Permission[] } : undefined;
+}
 
 /** Extracts the bearer token; a missing or non-Bearer Authorization header carries no token. */
 function bearerToken(header: string | undefined): string | undefined {
@@ -16,10 +36,16 @@ function bearerToken(header: string | undefined): string | undefined {
 
 /**
  * Resolves the request's principal from `Authorization: Bearer <token>`: ADMIN_TOKEN holds every
- * permission; other tokens are found by their SHA-256 and must not be revoked.
+ * permission; other tokens are found by their SHA-256 and must not be revoked. An OAuth access token
+ * (its own prefix, so one lookup either way) holds its client's permissions until it expires or
+ * the client is revoked; its principal is the client's id.
  */
 async function resolvePrincipal(env: Env, db: AppEnv['Variables']['db'], token: string): Promise<Principal | undefined> {
   if (env.ADMIN_TOKEN && (await secretsEqual(token, env.ADMIN_TOKEN))) return ADMIN;
+  if (token.startsWith(ACCESS_TOKEN_PREFIX)) {
+    const access = await resolveAccessToken(db, token);
+    return access && { tokenId: access.clientId, permissions: new Set(access.permissions) };
+  }
   const hash = await sha256Hex(token);
   const row = await db
     .select({ id: tokens.id, permissions: tokens.permissions })

@@ -38,3 +38,6 @@ export function newToken(): string {
   for (const b of bytes) binary += String.fromCharCode(b);
   return `sbt_${btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}`;
 }
+
+/** OAuth access tokens (`POST /oauth/token`) start with this, so auth.ts tells them from API tokens (`sbt_`) without a second lookup. */
+export const ACCESS_TOKEN_PREFIX = 'sba_';

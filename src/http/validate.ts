@@ -35,7 +35,24 @@ function issueCode(issue: core.$ZodIssue): IssueCode {
   return marked === 'invalid.date' || marked === 'payload.too.large' ? marked : 'invalid.value';
 }
 
-export function issuesToError(issues: readonly core.$ZodIssue[]): ApiError {
+/**
+ * An unknown key is reported at the key itself (`filter.predicates[0].valeu`), so the field named is
+ * the one to fix; zod reports it at the object holding it.
+ */
+function atKey(issue: core.$ZodIssue): core.$ZodIssue {
+  if (issue.code !== 'unrecognized_keys') return issue;
+  const key = issue.keys[0] ?? '';
+  const others = issue.keys.slice(1, 6).map(describeInput);
+  const more = others.length ? ` (and ${others.join(', ')}${issue.keys.length > 6 ? ', …' : ''})` : '';
+  return {
+    ...issue,
+    path: [...issue.path, key.slice(0, 100)],
+    message: `Unknown field ${describeInput(key)}${more}: this service does not read it; check its spelling`,
+  };
+}
+
+export function issuesToError(raw: readonly core.$ZodIssue[]): ApiError {
+  const issues = raw.map(atKey);
   const details: ErrorDetail[] = issues.slice(0, 20).map((issue) => ({
     errorCode: issueCode(issue),
     fieldName: fieldPath(issue.path),

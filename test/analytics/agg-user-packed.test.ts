@@ -13,6 +13,7 @@ import {
 } from '../support/reference-aggregator';
 import { ingestOk, queryOk, SERVICE_LEVEL } from './analytics-api';
 import { conversation } from './builders';
+import { KEPT_PER_USER } from './per-user';
 
 /**
  * agg_user is packed (migration 0005): one row per (res, slot, media, direction, queue, user) with
@@ -194,6 +195,7 @@ describe('metrics of every participant, per agent', () => {
         interval: DAY,
         granularity: 'PT1H',
         groupBy: ['userId'],
+        metrics: KEPT_PER_USER,
         filter: { type: 'and', predicates: [{ dimension: 'queueId', value: queue }] },
       },
     ],
@@ -208,7 +210,12 @@ describe('metrics of every participant, per agent', () => {
     ],
     [
       'one agent, hourly',
-      { interval: DAY, granularity: 'PT1H', filter: { type: 'and', predicates: [{ dimension: 'userId', value: agent }] } },
+      {
+        interval: DAY,
+        granularity: 'PT1H',
+        metrics: KEPT_PER_USER,
+        filter: { type: 'and', predicates: [{ dimension: 'userId', value: agent }] },
+      },
     ],
     [
       'one agent in one queue, daily, other metrics only',

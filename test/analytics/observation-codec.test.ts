@@ -9,14 +9,14 @@ import { ingestBodySchema } from '../../src/analytics/ingest/record.schema';
 import { toObservations, type DimValues, type Observation } from '../../src/analytics/ingest/to-observations';
 import { conversation } from './builders';
 
-function dims(values: Partial<Record<(typeof DIMENSIONS)[number], string>>): DimValues {
+function dims(values: Partial<Record<(typeof DIMENSIONS)[number], string | readonly string[]>>): DimValues {
   const out: DimValues = new Array(DIMENSIONS.length).fill(undefined);
   for (const [dim, value] of Object.entries(values)) out[D[dim as keyof typeof D]] = value;
   return out;
 }
 const ascii = (s: string) => [...s].map((c) => c.charCodeAt(0).toString(16).padStart(2, '0')).join('');
 
-describe('observation codec, format version 1', () => {
+describe('observation codec, format version 2', () => {
   const uuid = 'aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee';
   const upper = 'AAAAAAAA-BBBB-CCCC-DDDD-EEEEEEEEEEEE';
   const session = { conversationId: 'c1', mediaType: 'voice', sessionId: uuid };
@@ -26,8 +26,34 @@ describe('observation codec, format version 1', () => {
     { metric: 3, emit: 1020, value: 2, dims: dims(session) },
     { metric: 1, emit: 1020, value: 1, dims: dims({ conversationId: 'c1', participantName: '\ud800', userId: upper }) },
   ];
-  // By hand: version, strings, tuples (mask of changed dims, then their refs), observations.
+  // By hand: version, strings, tuples (how many dims changed, then (gap, ref) pairs), observations.
+  const strings = [
+    '06', // strings
+    '00', // 'c1' is the row's id
+    '0202', // WORDS[2] = 'voice'
+    '01aaaaaaaabbbbccccddddeeeeeeeeeeee', // a lowercase UUID in 16 bytes
+    '08512dc3a9', // 'Q-é': 4 bytes of UTF-8
+    `0308${ascii('"\\ud800"')}`, // a lone surrogate: JSON text
+    `28${ascii(upper)}`, // an upper-case UUID is only 36 bytes of text
+  ];
+  const observationBytes = [
+    '04', // observations: metric, tuple, zigzag(emit − previous), value
+    '030014f403',
+    '05011300',
+    '03002802',
+    '01020001',
+  ];
   const expected = [
+    '02',
+    ...strings,
+    '03', // tuples
+    '03000105020303', // 3 changed: dim 0 (gap 0) = ref 1, dim 6 (gap 5) = 2, dim 10 (gap 3) = 3
+    '010b04', // 1 changed: dim 11 (gap 11) = ref 4
+    '0504050006000003000000', // 5 changed: dims 4, 5, 6, 10, 11 (gaps 4, 0, 0, 3, 0) = 5, 6, 0, 0, 0
+    ...observationBytes,
+  ].join('');
+  // Rows written before issue 23: tuples as a mask of the changed dims, then their refs.
+  const version1 = [
     '01',
     '06', // strings
     '00', // 'c1' is the row's id
@@ -50,6 +76,33 @@ describe('observation codec, format version 1', () => {
   it('writes the bytes of the format', () => {
     expect(encodeObservations(observations, 1000, 'c1')).toBe(expected);
     expect(decodeObservations(expected, 1000, 'c1')).toEqual(observations);
+  });
+
+  it('reads rows of version 1, a divisionId there being the one value of its list', () => {
+    expect(decodeObservations(version1, 1000, 'c1')).toEqual(observations);
+    // Version 1, strings ['d-1'], one tuple with dim 2 (mask 4) = ref 1, one observation.
+    const row = ['01', '01', `07${ascii('d-1')}`, '01', '0401', '01', '03000000'].join('');
+    expect(decodeObservations(row, 0, 'c9')).toEqual([{ metric: 3, emit: 0, value: 0, dims: dims({ divisionId: ['d-1'] }) }]);
+  });
+
+  it('keeps a multi-valued dimension as the JSON text of its list', () => {
+    const list = [{ metric: 2, emit: 5, value: 1, dims: dims({ divisionId: ['d1', 'd2'], requestedRoutingSkillId: ['s'] }) }];
+    const hex = encodeObservations(list, 5, 'c1');
+    expect(hex).toBe(
+      [
+        '02',
+        '02',
+        `0f${ascii('["d1","d2"]')}`,
+        `09${ascii('["s"]')}`,
+        '01',
+        '02',
+        '0201',
+        `${(66 - 3).toString(16)}02`,
+        '01',
+        '02000001',
+      ].join(''),
+    );
+    expect(decodeObservations(hex, 5, 'c1')).toEqual(list);
   });
 
   it('writes the same bytes when observations share dims arrays', () => {
@@ -111,7 +164,15 @@ describe('toObservations', () => {
       }),
     ],
   }).conversations[0]!;
-  const common = { conversationId: 'conv-share', purpose: 'agent', mediaType: 'voice', direction: 'inbound', sessionId: 's1' };
+  // interactionType: no acd participant, so enterprise; and no firstQueue (no queue offered the call).
+  const common = {
+    conversationId: 'conv-share',
+    purpose: 'agent',
+    mediaType: 'voice',
+    direction: 'inbound',
+    sessionId: 's1',
+    interactionType: 'enterprise',
+  };
 
   it('gives each metric the dimensions of the segment current at its emit, equal dims sharing one array', () => {
     const out = toObservations(record);

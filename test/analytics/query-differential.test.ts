@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DIMENSIONS, METRIC_NAMES } from '../../src/analytics/catalog';
+import { DIMENSION_INDEX, DIMENSIONS, GROUP_BY_DIMENSIONS, METRIC_NAMES, NUMERIC, type Dimension } from '../../src/analytics/catalog';
 import { simulateConversations } from '../../scripts/simulator';
 import { send } from '../helpers';
 import {
@@ -50,7 +50,7 @@ beforeAll(async () => {
   for (const o of observations) {
     for (const [dim, value] of Object.entries(o.dims)) {
       const pool = valuePool.get(dim) ?? [];
-      if (pool.length < 40 && !pool.includes(value!)) pool.push(value!);
+      for (const one of typeof value === 'string' ? [value] : value!) if (pool.length < 40 && !pool.includes(one)) pool.push(one);
       valuePool.set(dim, pool);
     }
   }
@@ -77,7 +77,9 @@ function randomQuery(rand: () => number): AggregateQuery {
 
   const rollupDims = ['queueId', 'userId', 'direction', 'mediaType'];
   if (rand() < 0.7)
-    query.groupBy = subset(rand() < 0.7 ? rollupDims : DIMENSIONS.filter((d) => d !== 'conversationId' && d !== 'sessionId'), 3);
+    query.groupBy = subset(rand() < 0.7 ? rollupDims : GROUP_BY_DIMENSIONS.filter((d) => d !== 'conversationId' && d !== 'sessionId'), 3);
+  // Issue 23: multi-valued dimensions as a group per value or, flattened, one joined value.
+  if (query.groupBy && rand() < 0.3) query.flattenMultivaluedDimensions = rand() < 0.5;
   if (rand() < 0.8) query.metrics = subset(METRIC_NAMES, 6);
   if (rand() < 0.6) {
     const predicate = (): Predicate => {
@@ -85,6 +87,12 @@ function randomQuery(rand: () => number): AggregateQuery {
       const op = rand();
       if (op < 0.15) return { dimension, operator: 'exists' };
       if (op < 0.3) return { dimension, operator: 'notExists' };
+      // Issue 23: a range on a numeric dimension (agentRank, mediaCount…).
+      if (op < 0.4 && NUMERIC[DIMENSION_INDEX[dimension as Dimension]])
+        return {
+          dimension,
+          range: rand() < 0.5 ? { gte: Math.floor(rand() * 8) } : { gt: Math.floor(rand() * 4), lte: 4 + Math.floor(rand() * 8) },
+        };
       const pool = valuePool.get(dimension) ?? ['none'];
       return { dimension, value: rand() < 0.9 ? pick(pool) : 'no-such-value' };
     };

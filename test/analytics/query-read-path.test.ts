@@ -12,6 +12,7 @@ import {
   type Observation,
 } from '../support/reference-aggregator';
 import { conversation } from './builders';
+import { KEPT_PER_USER } from './per-user';
 import { count, ingestOk, QUERY, queryOk, SERVICE_LEVEL, timer } from './analytics-api';
 
 /**
@@ -98,7 +99,7 @@ async function agrees(query: AggregateQuery, source: string): Promise<number> {
 }
 
 const pick = (dim: string) =>
-  observations.find((o) => o.dims[dim as keyof typeof o.dims] !== undefined)!.dims[dim as keyof Observation['dims']]!;
+  observations.find((o) => o.dims[dim as keyof typeof o.dims] !== undefined)!.dims[dim as keyof Observation['dims']] as string;
 
 describe('the rollup read path agrees with the reference aggregator', () => {
   const day = `${iso(END - DAY_MS)}/${iso(END)}`;
@@ -130,6 +131,7 @@ describe('the rollup read path agrees with the reference aggregator', () => {
         interval: twoDays,
         granularity: 'PT6H',
         groupBy: ['queueId'],
+        metrics: KEPT_PER_USER,
         filter: { type: 'and', predicates: [{ dimension: 'userId', value: pick('userId') }] },
       },
       'rollup:agg_user@60',

@@ -77,7 +77,7 @@ describe('span classes bound the raw scan', () => {
     // Independently of the store: the conversations, their first and last emits, from the records.
     const spans = new Map<string, { first: number; last: number }>();
     for (const o of observations) {
-      const id = o.dims.conversationId!;
+      const id = o.dims.conversationId as string;
       const s = spans.get(id);
       if (!s) spans.set(id, { first: o.time, last: o.time });
       else {

@@ -18,8 +18,52 @@ const AFTERNOON = '2002-03-04T12:00:00.000Z/2002-03-05T00:00:00.000Z';
 const voice = { dimension: 'mediaType', value: 'voice' };
 const timer = (...v: number[]) => ({ max: Math.max(...v), min: Math.min(...v), count: v.length, sum: v.reduce((a, b) => a + b, 0) });
 
+/**
+ * One queued call with issue 23's wider record: two divisions, two requested skills on its queue
+ * segment, and two proposed agents ranked 1 and 5 (Genesys' predictive routing).
+ */
+const MULTI_DAY = '2003-05-06T00:00:00.000Z/2003-05-07T00:00:00.000Z';
+const MULTI = {
+  conversationId: 'sdk-multi',
+  conversationStart: '2003-05-06T10:00:00.000Z',
+  divisionIds: ['div-a', 'div-b'],
+  participants: [
+    {
+      participantId: 'p-acd',
+      purpose: 'acd',
+      sessions: [
+        {
+          sessionId: 's-acd',
+          mediaType: 'voice',
+          direction: 'inbound',
+          usedRouting: 'Predictive',
+          proposedAgents: [
+            { proposedAgentId: 'agent-1', agentRank: 1 },
+            { proposedAgentId: 'agent-5', agentRank: 5 },
+          ],
+          segments: [
+            {
+              segmentStart: '2003-05-06T10:00:00.000Z',
+              segmentType: 'interact',
+              queueId: 'q-multi',
+              requestedRoutingSkillIds: ['sk-1', 'sk-2'],
+            },
+          ],
+          metrics: [
+            { name: 'nOffered', value: 1, emitDate: '2003-05-06T10:00:00.000Z' },
+            { name: 'tAcd', value: 5000, emitDate: '2003-05-06T10:00:05.000Z' },
+            { name: 'nFlow', value: 1, emitDate: '2003-05-06T10:00:05.000Z' },
+          ],
+        },
+      ],
+    },
+  ],
+};
+
 let server: DevServer;
 let api: { postAnalyticsConversationsAggregatesQuery(body: unknown): Promise<any> };
+/** The view-only API token the tests above log in with. */
+let apiToken: string;
 
 async function post(path: string, body: unknown, token = server.adminToken): Promise<any> {
   const res = await fetch(server.baseUrl + path, {
@@ -41,6 +85,7 @@ beforeAll(async () => {
     });
   await post('/api/v2/analytics/conversations/details/ingest', {
     conversations: [
+      MULTI,
       ...HAND_DAY,
       offered('2024-03-30T22:30:00.000Z'),
       offered('2024-03-30T23:00:00.000Z'),
@@ -49,7 +94,9 @@ beforeAll(async () => {
   });
   // A token with only the view permission, as a reporting integration would have.
   const { token } = await post('/api/v1/tokens', { name: 'sdk', permissions: ['analytics:conversationAggregate:view'] });
+  apiToken = token;
 
+  // One gateway for both of the SDK's hosts: the API (api.<env>) and the login host (login.<env>, /oauth/token).
   const client = platformClient.ApiClient.instance;
   client.setGateway({ host: '127.0.0.1', protocol: 'http', port: server.port, path_params_api: '' });
   client.setAccessToken(token);
@@ -175,6 +222,54 @@ describe('Genesys Cloud JavaScript SDK against Switchboard', () => {
     ]);
   });
 
+  it('groups by a multi-valued dimension per value, or flattened, and filters a numeric one by range (issue 23)', async () => {
+    const byDivision = await api.postAnalyticsConversationsAggregatesQuery({
+      interval: MULTI_DAY,
+      groupBy: ['divisionId'],
+      metrics: ['nOffered'],
+    });
+    const offered = [{ interval: MULTI_DAY, metrics: [{ metric: 'nOffered', stats: { count: 1 } }] }];
+    expect(byDivision.results).toEqual([
+      { group: { mediaType: 'voice', divisionId: 'div-a' }, data: offered },
+      { group: { mediaType: 'voice', divisionId: 'div-b' }, data: offered },
+    ]);
+    const flattened = await api.postAnalyticsConversationsAggregatesQuery({
+      interval: MULTI_DAY,
+      groupBy: ['divisionId', 'usedRouting'],
+      metrics: ['nOffered'],
+      flattenMultivaluedDimensions: true,
+    });
+    expect(flattened.results).toEqual([
+      { group: { mediaType: 'voice', divisionId: 'div-a,div-b', usedRouting: 'Predictive' }, data: offered },
+    ]);
+    const bySkill = await api.postAnalyticsConversationsAggregatesQuery({
+      interval: MULTI_DAY,
+      groupBy: ['requestedRoutingSkillId'],
+      metrics: ['tAcd'],
+      filter: { type: 'and', predicates: [{ dimension: 'agentRank', range: { gte: 4 } }] },
+    });
+    const acd = [{ interval: MULTI_DAY, metrics: [{ metric: 'tAcd', stats: timer(5000) }] }];
+    expect(bySkill.results).toEqual([
+      { group: { mediaType: 'voice', requestedRoutingSkillId: 'sk-1' }, data: acd },
+      { group: { mediaType: 'voice', requestedRoutingSkillId: 'sk-2' }, data: acd },
+    ]);
+    // No proposed agent ranked above 5: nothing matches.
+    const none = await api.postAnalyticsConversationsAggregatesQuery({
+      interval: MULTI_DAY,
+      metrics: ['tAcd'],
+      filter: { type: 'and', predicates: [{ dimension: 'agentRank', range: { gt: 5 } }] },
+    });
+    expect(none.results).toEqual([]);
+  });
+
+  it('names a key it does not read instead of ignoring it', async () => {
+    const error = await api.postAnalyticsConversationsAggregatesQuery({ interval: MULTI_DAY, groupby: ['queueId'] }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ code: 'invalid.value', status: 400, details: [{ errorCode: 'invalid.value', fieldName: 'groupby' }] });
+  });
+
   it('rejects a bad request with our ErrorBody in the error promise', async () => {
     const error = await api.postAnalyticsConversationsAggregatesQuery({ interval: DAY, granularity: 'PT7H', metrics: ['nOffered'] }).then(
       () => undefined,
@@ -187,5 +282,70 @@ describe('Genesys Cloud JavaScript SDK against Switchboard', () => {
       errors: [],
     });
     expect((error as { contextId: string }).contextId).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('Genesys Cloud JavaScript SDK logging in with the client-credentials grant', () => {
+  afterAll(() => {
+    platformClient.ApiClient.instance.setAccessToken(apiToken);
+  });
+
+  it('logs in with loginClientCredentialsGrant and queries with the token it got', async () => {
+    const oauthClient = await post('/api/v2/oauth/clients', {
+      name: 'sdk wallboard',
+      authorizedGrantType: 'CLIENT-CREDENTIALS',
+      permissions: ['analytics:conversationAggregate:view'],
+    });
+    const client = platformClient.ApiClient.instance;
+    client.setAccessToken(undefined);
+    const before = Date.now();
+    const authData = await client.loginClientCredentialsGrant(oauthClient.id, oauthClient.secret);
+    // The SDK keeps the token and counts its expiry from expires_in (86399 s for a default client).
+    expect(authData.accessToken).toMatch(/^sba_[A-Za-z0-9_-]{43}$/);
+    expect(authData.tokenExpiryTime - before).toBeGreaterThanOrEqual(86_399_000);
+    expect(authData.tokenExpiryTime - Date.now()).toBeLessThanOrEqual(86_399_000);
+
+    const res = await api.postAnalyticsConversationsAggregatesQuery({
+      interval: DAY,
+      groupBy: ['queueId'],
+      metrics: ['nOffered'],
+      filter: { type: 'and', predicates: [voice, { dimension: 'queueId', value: QB }] },
+    });
+    // The hand-built day: QB offered c3 and c6 (as in the or-filter test above).
+    expect(res.results).toEqual([
+      { group: { mediaType: 'voice', queueId: QB }, data: [{ interval: DAY, metrics: [{ metric: 'nOffered', stats: { count: 2 } }] }] },
+    ]);
+
+    // Revoking the client ends the token the SDK holds.
+    const revoked = await fetch(`${server.baseUrl}/api/v2/oauth/clients/${oauthClient.id}`, {
+      method: 'DELETE',
+      headers: { Authorization: `Bearer ${server.adminToken}` },
+    });
+    expect(revoked.status).toBe(204);
+    const error = await api.postAnalyticsConversationsAggregatesQuery({ interval: DAY, metrics: ['nOffered'] }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ status: 401, code: 'bad.credentials' });
+  });
+
+  it('rejects a wrong secret with the OAuth error in the login promise', async () => {
+    const oauthClient = await post('/api/v2/oauth/clients', {
+      name: 'sdk wrong secret',
+      authorizedGrantType: 'CLIENT-CREDENTIALS',
+      permissions: ['analytics:conversationAggregate:view'],
+    });
+    const error = await platformClient.ApiClient.instance.loginClientCredentialsGrant(oauthClient.id, `${oauthClient.secret}x`).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    // The SDK rejects with its HTTP client's error, which carries our RFC 6749 answer.
+    expect(error).toMatchObject({
+      response: {
+        status: 401,
+        data: { error: 'invalid_client', error_description: expect.any(String) },
+        headers: expect.objectContaining({ 'www-authenticate': expect.stringMatching(/^Basic /) }),
+      },
+    });
   });
 });

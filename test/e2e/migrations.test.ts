@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { METRICS } from '../../src/analytics/catalog';
+import { AGG_USER_METRICS } from '../../src/db/packed-columns';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const WRANGLER = path.join(ROOT, 'node_modules/wrangler/bin/wrangler.js');
@@ -173,9 +174,11 @@ describe('migration 0003 on a database with data', () => {
   });
 
   it('0005 packs agg_user: every cell of an agent metric kept exactly in its row, the other metrics left out', () => {
-    const agent = (metric: number) => METRICS[metric]!.participant === 'agent';
-    const first = METRICS.findIndex((m) => m.participant === 'agent');
-    const last = METRICS.length - 1 - [...METRICS].reverse().findIndex((m) => m.participant === 'agent');
+    // The agent metrics of 0005 are the columns of agg_user (db/packed-columns.ts).
+    const packed = new Set<string>(AGG_USER_METRICS);
+    const agent = (metric: number) => packed.has(METRICS[metric]!.name);
+    const first = METRICS.findIndex((m) => packed.has(m.name));
+    const last = METRICS.length - 1 - [...METRICS].reverse().findIndex((m) => packed.has(m.name));
     // Cells as today's ingest writes them: several metrics per (res, slot, media, direction, queue,
     // user), among them the first and last agent metric, metrics of other participants (user 0, as
     // stored), a count whose values are not 1, an agent metric without a userId (user 0).
@@ -222,7 +225,7 @@ describe('migration 0003 on a database with data', () => {
       "SELECT name, sql FROM sqlite_schema WHERE tbl_name = 'agg_user' ORDER BY name;",
       'SELECT count(*) AS n FROM agg_queue;',
     );
-    const agentMetrics = METRICS.flatMap((m, metric) => (m.participant === 'agent' ? [{ metric, name: m.name }] : []));
+    const agentMetrics = METRICS.flatMap((m, metric) => (AGG_USER_METRICS.some((n) => n === m.name) ? [{ metric, name: m.name }] : []));
     expect(Object.keys(rows[0]!)).toEqual([
       'res',
       'slot',

@@ -48,6 +48,15 @@ const freshToken = async () =>
 const ws = { Upgrade: 'websocket' };
 
 /** Every route: `METHOD path` exactly as Hono lists it. */
+const freshClient = async () =>
+  (
+    await admin<{ id: string }>('POST', '/api/v2/oauth/clients', {
+      name: 'sweep victim',
+      authorizedGrantType: 'CLIENT-CREDENTIALS',
+      permissions: ['chat:read'],
+    })
+  ).id;
+
 const TABLE: Record<string, Row> = {
   'POST /api/v1/tokens': {
     needs: 'tokens:manage',
@@ -59,6 +68,27 @@ const TABLE: Record<string, Row> = {
   },
   'GET /api/v1/tokens': { needs: 'tokens:manage', ok: 200, prepare: async () => ({ path: '/api/v1/tokens' }) },
   'DELETE /api/v1/tokens/:id': { needs: 'tokens:manage', ok: 204, prepare: async () => ({ path: `/api/v1/tokens/${await freshToken()}` }) },
+  'POST /api/v2/oauth/clients': {
+    needs: 'tokens:manage',
+    ok: 201,
+    prepare: async () => ({
+      path: '/api/v2/oauth/clients',
+      json: { name: 'sweep', authorizedGrantType: 'CLIENT-CREDENTIALS', permissions: ['tokens:manage'] },
+    }),
+  },
+  'GET /api/v2/oauth/clients': { needs: 'tokens:manage', ok: 200, prepare: async () => ({ path: '/api/v2/oauth/clients' }) },
+  'GET /api/v2/oauth/clients/:id': {
+    needs: 'tokens:manage',
+    ok: 200,
+    prepare: async () => ({ path: `/api/v2/oauth/clients/${await freshClient()}` }),
+  },
+  'DELETE /api/v2/oauth/clients/:id': {
+    needs: 'tokens:manage',
+    ok: 204,
+    prepare: async () => ({ path: `/api/v2/oauth/clients/${await freshClient()}` }),
+  },
+  // Public: the client authenticates with its id and secret (Basic or form), never a bearer token; without a form every request is 400 invalid_request.
+  'POST /oauth/token': { needs: 'public', ok: 400, prepare: async () => ({ path: '/oauth/token' }) },
   'POST /api/v2/analytics/conversations/details/ingest': {
     needs: 'analytics:conversation:ingest',
     ok: 200,

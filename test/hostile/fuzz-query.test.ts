@@ -11,7 +11,7 @@
 import { env } from 'cloudflare:test';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DIMENSIONS, METRIC_NAMES, OBSERVED_METRIC_NAMES } from '../../src/analytics/catalog';
+import { DIMENSIONS, GROUP_BY_DIMENSIONS, METRIC_NAMES, OBSERVED_METRIC_NAMES } from '../../src/analytics/catalog';
 import {
   aggregateObservations,
   canonicalize,
@@ -77,7 +77,7 @@ beforeAll(async () => {
   for (const o of observations) {
     for (const [dim, value] of Object.entries(o.dims)) {
       const pool = pools.get(dim) ?? [];
-      if (pool.length < 30 && !pool.includes(value!)) pool.push(value!);
+      for (const one of typeof value === 'string' ? [value] : value!) if (pool.length < 30 && !pool.includes(one)) pool.push(one);
       pools.set(dim, pool);
     }
   }
@@ -108,6 +108,7 @@ const GRANULARITY: [string | undefined, number][] = [
 ];
 
 const dimensionArb = fc.constantFrom(...DIMENSIONS);
+const groupByArb = fc.constantFrom(...GROUP_BY_DIMENSIONS);
 const valueFor = (dimension: string) =>
   fc.oneof(
     { weight: 5, arbitrary: fc.constantFrom(...(pools.get(dimension) ?? ['none'])) },
@@ -168,8 +169,8 @@ const validQueryArb: fc.Arbitrary<Generated> = fc
     form: fc.constantFrom('start/end', 'start/duration', 'duration/end', 'offsets'),
     zone: fc.constantFrom(undefined, undefined, 'UTC', 'Asia/Kolkata', 'America/New_York'),
     groupBy: fc.oneof(
-      { weight: 4, arbitrary: fc.uniqueArray(dimensionArb, { maxLength: 3 }) },
-      { weight: 1, arbitrary: fc.uniqueArray(dimensionArb, { minLength: 8, maxLength: 8 }) },
+      { weight: 4, arbitrary: fc.uniqueArray(groupByArb, { maxLength: 3 }) },
+      { weight: 1, arbitrary: fc.uniqueArray(groupByArb, { minLength: 8, maxLength: 8 }) },
     ),
     metrics: fc.option(fc.uniqueArray(fc.constantFrom(...METRIC_NAMES), { minLength: 1, maxLength: 6 }), { nil: undefined }),
     filter: fc.option(filterArb, { nil: undefined }),

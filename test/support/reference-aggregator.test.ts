@@ -97,7 +97,13 @@ const timer = (value: number) => ({ max: value, min: value, count: 1, sum: value
 describe('observations derived from records', () => {
   it('take dimensions from conversation, participant, session and the right segment, minus the inapplicable ones', () => {
     const byMetric = new Map(observationsFromRecords([main]).map((o) => [o.metric, o]));
-    const conversation = { conversationId: 'ref-main', originatingDirection: 'inbound', divisionId: 'div-1' };
+    // Issue 23: every division (a list), and interactionType (an acd participant took part).
+    const conversation = {
+      conversationId: 'ref-main',
+      originatingDirection: 'inbound',
+      divisionId: ['div-1', 'div-2'],
+      interactionType: 'contactCenter',
+    };
     const voiceIn = { mediaType: 'voice', direction: 'inbound' };
 
     expect(byMetric.get('nConnected')).toEqual({
@@ -122,12 +128,21 @@ describe('observations derived from records', () => {
       participantName: 'Sales',
       sessionId: 's-acd',
       queueId: 'Q1',
+      // Q1 is the queue the call was first offered to (the IVR's own queueId is not an offer); no earlier acd session had it.
+      firstQueue: 'true',
+      reoffered: 'false',
     });
     const agent = { ...conversation, ...voiceIn, purpose: 'agent', participantName: 'Alice', userId: 'U1', sessionId: 's-agent' };
     // At 01:00:30 the wrap-up segment has not started yet.
-    expect(byMetric.get('tAnswered')?.dims).toEqual({ ...agent, queueId: 'Q1' });
+    expect(byMetric.get('tAnswered')?.dims).toEqual({ ...agent, queueId: 'Q1', firstQueue: 'true' });
     // At 01:06:00 the wrap-up segment starts exactly then; queueId still comes from the earlier segment.
-    expect(byMetric.get('tTalk')?.dims).toEqual({ ...agent, queueId: 'Q1', wrapUpCode: 'W-sale', disconnectType: 'client' });
+    expect(byMetric.get('tTalk')?.dims).toEqual({
+      ...agent,
+      queueId: 'Q1',
+      firstQueue: 'true',
+      wrapUpCode: 'W-sale',
+      disconnectType: 'client',
+    });
   });
 
   it('take queueId from the latest segment by segmentStart, not by position in the list', () => {

@@ -11,7 +11,15 @@
  * metric predicates (three-valued: true, false or no opinion); rangeBound views; queryType groupBy / topN /
  * bottomN. Anything else throws, so a test cannot silently compare against a guess.
  */
-import { DIMENSIONS, METRICS, USER_PURPOSES, type Dimension, type MetricDef } from '../../src/analytics/catalog';
+import {
+  DIMENSION_DEFS,
+  DIMENSIONS,
+  METRICS,
+  USER_PURPOSES,
+  type Dimension,
+  type DimensionDef,
+  type MetricDef,
+} from '../../src/analytics/catalog';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Input shapes
@@ -62,6 +70,8 @@ export interface DimensionPredicate {
   type?: 'dimension';
   dimension: string;
   value?: string;
+  /** On numeric dimensions: the value (any of a list's) as a number in this range. */
+  range?: NumericRange;
   operator?: 'matches' | 'exists' | 'notExists';
 }
 
@@ -181,7 +191,8 @@ export interface Observation {
   value: number;
   /** Emit time, ms since the epoch. */
   time: number;
-  dims: Partial<Record<Dimension, string>>;
+  /** A multi-valued dimension holds its distinct values (never an empty list). */
+  dims: Partial<Record<Dimension, string | string[]>>;
 }
 
 const SERVICE_LEVEL = 'oServiceLevel';
@@ -197,17 +208,36 @@ function isDimension(name: string): name is Dimension {
   return (DIMENSIONS as readonly string[]).includes(name);
 }
 
-function setIfPresent(dims: Partial<Record<Dimension, string>>, dim: Dimension, value: string | null | undefined): void {
-  if (value !== undefined && value !== null && value !== '') dims[dim] = value;
+type Fields = Record<string, unknown>;
+
+/** A record field as dimension text: strings as they are, booleans and integers as JSON writes them; lists distinct, empty = absent. */
+function asValue(raw: unknown, multi: boolean): string | string[] | undefined {
+  if (raw === undefined || raw === null || raw === '') return undefined;
+  if (multi) {
+    const values = [...new Set((raw as unknown[]).filter((v) => v !== undefined && v !== null).map(String))];
+    return values.length === 0 ? undefined : values;
+  }
+  return String(raw);
 }
 
-/** The value of `field` on the latest segment (by segmentStart) started at or before `time` that carries it. */
-function segmentField(segments: RecordSegment[], field: 'queueId' | 'wrapUpCode' | 'disconnectType', time: number): string | undefined {
-  let best: { start: number; value: string } | undefined;
+/** A field as written in the catalogue: `name` or `list.item` (the item's value in each element of the list). */
+function readField(source: Fields, field: string, multi: boolean): string | string[] | undefined {
+  const [list, item] = field.split('.');
+  if (item === undefined) return asValue(source[list!], multi);
+  const elements = (source[list!] as Fields[] | undefined) ?? [];
+  return asValue(
+    elements.map((e) => e[item]),
+    true,
+  );
+}
+
+/** The value a segment-level field has at `time`: the latest segment (by segmentStart) started at or before it that states it. */
+function segmentField(segments: Fields[], field: string, multi: boolean, time: number): string | string[] | undefined {
+  let best: { start: number; value: string | string[] } | undefined;
   for (const segment of segments) {
-    const start = Date.parse(segment.segmentStart);
-    const value = segment[field];
-    if (value === undefined || value === '' || start > time) continue;
+    const start = Date.parse(segment.segmentStart as string);
+    const value = readField(segment, field, multi);
+    if (value === undefined || start > time) continue;
     // `>=`: of two segments starting at the same instant, the later one in the record wins.
     if (best === undefined || start >= best.start) best = { start, value };
   }
@@ -215,16 +245,31 @@ function segmentField(segments: RecordSegment[], field: 'queueId' | 'wrapUpCode'
 }
 
 /**
- * Turns records into observations: dimensions per the records contract, inapplicable dimensions dropped, and
- * duplicates (same conversationId, sessionId, metric and emit instant) skipped so the first value seen wins.
+ * Turns records into observations: every dimension of the catalogue read at its level (docs/catalogue.md, "How a
+ * dimension applies to a metric"), the derived ones by the rules written there, inapplicable dimensions dropped,
+ * and duplicates (same conversationId, sessionId, metric and emit instant) skipped so the first value seen wins.
  * Metrics that are not observed ones of the catalogue (flow metrics, future names, calculated names) are not stored.
  */
 export function observationsFromRecords(records: readonly ConversationRecord[]): Observation[] {
   const seen = new Set<string>();
   const observations: Observation[] = [];
   for (const record of records) {
+    // The conversation's first queue: the queueId of its acd participants' earliest segment (by start) that has one.
+    const queued = record.participants
+      .filter((p) => p.purpose === 'acd')
+      .flatMap((p) => p.sessions.flatMap((s) => s.segments ?? []))
+      .filter((g) => g.queueId !== undefined)
+      .sort((a, b) => Date.parse(a.segmentStart) - Date.parse(b.segmentStart));
+    const firstQueue = queued[0]?.queueId;
+    const contactCenter = record.participants.some((p) => p.purpose === 'acd');
+    const acdQueuesSeen: string[] = [];
     for (const participant of record.participants) {
-      for (const session of participant.sessions) {
+      participant.sessions.forEach((session, s) => {
+        const segments = (session.segments ?? []) as unknown as Fields[];
+        // reoffered: an acd session whose first queue an earlier acd session of the conversation already had.
+        const ownQueue = (session.segments ?? []).find((g) => g.queueId !== undefined)?.queueId;
+        const reoffered = participant.purpose === 'acd' ? String(ownQueue !== undefined && acdQueuesSeen.includes(ownQueue)) : undefined;
+        if (participant.purpose === 'acd' && ownQueue !== undefined) acdQueuesSeen.push(ownQueue);
         for (const metric of session.metrics ?? []) {
           const def = METRICS.find((m) => m.name === metric.name);
           if (def === undefined || def.kind === 'calculated') continue;
@@ -235,27 +280,37 @@ export function observationsFromRecords(records: readonly ConversationRecord[]):
           if (seen.has(key)) continue;
           seen.add(key);
 
-          const dims: Partial<Record<Dimension, string>> = {};
-          setIfPresent(dims, 'conversationId', record.conversationId);
-          setIfPresent(dims, 'originatingDirection', record.originatingDirection);
-          setIfPresent(dims, 'divisionId', record.divisionIds?.[0]);
-          setIfPresent(dims, 'purpose', participant.purpose);
-          setIfPresent(dims, 'participantName', participant.participantName);
-          if (USER_PURPOSES.has(participant.purpose)) setIfPresent(dims, 'userId', participant.userId);
-          setIfPresent(dims, 'mediaType', session.mediaType);
-          setIfPresent(dims, 'direction', session.direction);
-          setIfPresent(dims, 'ani', session.ani);
-          setIfPresent(dims, 'dnis', session.dnis);
-          setIfPresent(dims, 'sessionId', session.sessionId);
-          const segments = session.segments ?? [];
-          setIfPresent(dims, 'queueId', segmentField(segments, 'queueId', time));
-          setIfPresent(dims, 'wrapUpCode', segmentField(segments, 'wrapUpCode', time));
-          setIfPresent(dims, 'disconnectType', segmentField(segments, 'disconnectType', time));
+          const dims: Partial<Record<Dimension, string | string[]>> = {};
+          const set = (d: Dimension, v: string | string[] | undefined) => {
+            if (v !== undefined) dims[d] = v;
+          };
+          for (const d of DIMENSION_DEFS as readonly DimensionDef[]) {
+            const name = d.name as Dimension;
+            const multi = d.multi === true;
+            if (d.level === 'conversation') set(name, readField(record as unknown as Fields, d.field!, multi));
+            else if (d.level === 'participant') set(name, readField(participant as unknown as Fields, d.field!, multi));
+            else if (d.level === 'session') set(name, readField(session as unknown as Fields, d.field!, multi));
+            else if (d.level === 'segment') set(name, segmentField(segments, d.field!, multi, time));
+          }
+          if (!USER_PURPOSES.has(participant.purpose)) delete dims.userId;
+          // Derived (docs/catalogue.md, "Dimensions with no record field").
+          set('interactionType', contactCenter ? 'contactCenter' : 'enterprise');
+          set('canonicalExternalContactId', dims.externalContactId);
+          const requested = dims.requestedRouting as string[] | undefined;
+          set('activeRouting', (dims.usedRouting as string | undefined) ?? requested?.[requested.length - 1]);
+          if ((session.segments ?? []).some((g) => g.segmentType === 'converting')) {
+            set('convertedFrom', session.mediaType);
+            set('convertedTo', participant.sessions[s + 1]?.mediaType);
+          }
+          const video = session as unknown as Fields;
+          if (video.videoRoomId !== undefined || video.videoAddressSelf !== undefined) set('videoPresent', 'true');
+          set('reoffered', reoffered);
+          if (dims.queueId !== undefined && firstQueue !== undefined) set('firstQueue', String(dims.queueId === firstQueue));
           for (const dropped of def.notApplicable) delete dims[dropped];
 
           observations.push({ metric: metric.name, value: metric.value, time, dims });
         }
-      }
+      });
     }
   }
   return observations;
@@ -479,7 +534,11 @@ function checkFilter(filter: Filter): void {
     if (operator !== 'matches' && operator !== 'exists' && operator !== 'notExists') {
       throw new Error(`reference: unsupported operator ${String(operator)}`);
     }
-    if (operator === 'matches' && predicate.value === undefined) throw new Error(`reference: matches ${predicate.dimension} needs a value`);
+    if (operator === 'matches' && predicate.value === undefined && predicate.range === undefined) {
+      throw new Error(`reference: matches ${predicate.dimension} needs a value`);
+    }
+    if (predicate.range !== undefined)
+      checkRange(predicate.range, ['gt', 'gte', 'lt', 'lte'], `dimension predicate on ${predicate.dimension}`);
   }
   for (const clause of filter.clauses ?? []) checkFilter(clause);
 }
@@ -500,7 +559,14 @@ function judgePredicate(predicate: Predicate, observation: Observation, def: Met
   const operator = predicate.operator ?? 'matches';
   if (operator === 'exists') return value !== undefined;
   if (operator === 'notExists') return value === undefined;
-  return value !== undefined && value === predicate.value;
+  if (value === undefined) return false;
+  // A list matches when any of its values does.
+  const values = typeof value === 'string' ? [value] : value;
+  if (predicate.range !== undefined) {
+    const range = predicate.range;
+    return values.some((v) => v !== '' && Number.isFinite(Number(v)) && inRange(Number(v), range));
+  }
+  return values.includes(predicate.value!);
 }
 
 /** Members without an opinion are left out; a filter whose every member has none has none itself. */
@@ -522,16 +588,20 @@ function keeps(filter: Filter | undefined, observation: Observation, def: Metric
 // ---------------------------------------------------------------------------------------------------------------
 // Groups
 
-/** Rule 3: mediaType always, then each groupBy dimension the observation carries. */
-function groupOf(dims: Partial<Record<Dimension, string>>, groupBy: readonly Dimension[]): Group {
-  const group: Group = {};
-  const mediaType = dims.mediaType;
-  if (mediaType !== undefined) group.mediaType = mediaType;
-  for (const dim of groupBy) {
+/**
+ * Rule 3: mediaType always, then each groupBy dimension the observation carries. A multi-valued dimension puts the
+ * observation in a group per value (every combination, with several), or, flattened, in one group whose value is the
+ * list joined by commas.
+ */
+function groupsOf(dims: Observation['dims'], groupBy: readonly Dimension[], flatten: boolean): Group[] {
+  let groups: Group[] = [{}];
+  for (const dim of ['mediaType' as Dimension, ...groupBy.filter((d) => d !== 'mediaType')]) {
     const value = dims[dim];
-    if (value !== undefined) group[dim] = value;
+    if (value === undefined) continue;
+    const values = typeof value === 'string' ? [value] : flatten ? [value.join(',')] : value;
+    groups = groups.flatMap((g) => values.map((v) => ({ ...g, [dim]: v })));
   }
-  return group;
+  return groups;
 }
 
 /** JSON of the group with its keys sorted: the canonical identity and sort key of a result. */
@@ -656,7 +726,9 @@ export function aggregateObservations(
     if (!isDimension(name)) throw new Error(`reference: unknown dimension ${name}`);
     if (!groupBy.includes(name)) groupBy.push(name);
   }
-  const serviceLevelGroupBy = groupBy.filter((d) => d !== 'userId');
+  // oServiceLevel never has a userId or a teamId (it is a queue metric).
+  const serviceLevelGroupBy = groupBy.filter((d) => !serviceLevelDefFor().notApplicable.includes(d));
+  const flatten = query.flattenMultivaluedDimensions === true;
 
   if (query.metrics !== undefined && query.metrics.length === 0) throw new Error('reference: empty metrics list');
   // Requested metrics in the order the response lists them: the request's order, else the catalogue's.
@@ -695,23 +767,26 @@ export function aggregateObservations(
     const def = metricDef(observation.metric);
 
     if (keeps(query.filter, observation, def)) {
-      const group = groupOf(observation.dims, groupBy);
-      if (requested.includes(observation.metric)) push(cellFor(group, bucket).values, observation.metric, observation.value);
-      for (const view of views) {
-        if (view.target === observation.metric && inRange(observation.value, view.range)) {
-          push(cellFor(group, bucket).views, view.name, observation.value);
+      for (const group of groupsOf(observation.dims, groupBy, flatten)) {
+        if (requested.includes(observation.metric)) push(cellFor(group, bucket).values, observation.metric, observation.value);
+        for (const view of views) {
+          if (view.target === observation.metric && inRange(observation.value, view.range)) {
+            push(cellFor(group, bucket).views, view.name, observation.value);
+          }
         }
+        if (sort !== undefined && sort.name === observation.metric) push(sortValues, groupKey(group), observation.value);
       }
-      if (sort !== undefined && sort.name === observation.metric) push(sortValues, groupKey(group), observation.value);
     }
 
     // oServiceLevel has its own applicability (userId never applies) and its own groups (never by userId); metric
     // predicates still judge the component observation itself.
     if (wantServiceLevel && SERVICE_LEVEL_COMPONENTS.includes(observation.metric)) {
       if (keeps(query.filter, observation, serviceLevelDef)) {
-        const cell = cellFor(groupOf(observation.dims, serviceLevelGroupBy), bucket);
-        cell.serviceLevel ??= { tAnswered: 0, nOverSla: 0, tAbandon: 0, tShortAbandon: 0, tFlowOut: 0 };
-        cell.serviceLevel[observation.metric as keyof ServiceLevelCounts] += 1;
+        for (const group of groupsOf(observation.dims, serviceLevelGroupBy, flatten)) {
+          const cell = cellFor(group, bucket);
+          cell.serviceLevel ??= { tAnswered: 0, nOverSla: 0, tAbandon: 0, tShortAbandon: 0, tFlowOut: 0 };
+          cell.serviceLevel[observation.metric as keyof ServiceLevelCounts] += 1;
+        }
       }
     }
   }
@@ -784,6 +859,10 @@ export function aggregateObservations(
     response.results = ranked.map((x) => x.result).slice(0, query.limit ?? ranked.length);
   }
   return response;
+}
+
+function serviceLevelDefFor(): MetricDef {
+  return metricDef(SERVICE_LEVEL);
 }
 
 function timerStats(values: readonly number[]): TimerStats {

@@ -1,17 +1,18 @@
-import { DIMENSIONS } from '../catalog';
-import type { DimValues, Observation } from './to-observations';
+import { DIMENSIONS, MULTI_VALUED } from '../catalog';
+import type { DimValue, DimValues, Observation } from './to-observations';
 
 /**
  * The observations of one conversation, as stored in `conversations.data`.
  *
- * Current format (a BLOB, version byte 1), all integers unsigned LEB128 varints:
+ * Current format (a BLOB, version byte 2), all integers unsigned LEB128 varints:
  *   1 · strings: n, then per string a head h: 0 = the row's own id (the conversationId), 1 = a
  *       lowercase UUID in 16 bytes, 2 = WORDS[next varint], 3 = a length and that many bytes of a
  *       JSON string literal (strings with surrogates: UTF-8 cannot hold a lone one), h ≥ 4 = h − 4
  *       bytes of UTF-8
- *     · dimension tuples: n, then per tuple a bit mask of the DIMENSIONS entries that differ from the
- *       previous tuple (the first: from all absent), and for each of those its ref (0 = absent, else
- *       1 + index of its string)
+ *     · dimension tuples: n, then per tuple the number k of DIMENSIONS entries that differ from the
+ *       previous tuple (the first: from all absent), and k pairs (gap, ref): the entry's index minus
+ *       the previous pair's index minus 1 (the first: its index), and its ref (0 = absent, else 1 +
+ *       index of its string). A multi-valued dimension's string is the JSON text of its list.
  *     · observations: n, then per observation metric, tuple, zigzag(emit − previous emit, the first
  *       against `base` = the row's first_emit), value
  * Inside a conversation the same few dimension tuples repeat for every metric of a session, and most
@@ -19,9 +20,13 @@ import type { DimValues, Observation } from './to-observations';
  * JSON, where a BLOB is an array of numbers; so the blob travels as hex text (`unhex(?)` on write,
  * `hex(data)` on read, see DATA_SQL).
  *
+ * Version 1 (rows written before issue 23, 14 dimensions) differs only in the tuples: a 31-bit mask of
+ * the entries that differ, then their refs in index order. Both are read.
+ *
  * STORAGE FORMAT: WORDS is part of it. Append only; never reorder.
  */
-const VERSION = 1;
+const VERSION = 2;
+const VERSION_MASK = 1;
 const WORDS = [
   'inbound',
   'outbound',
@@ -67,8 +72,8 @@ const LONGEST_WORD = Math.max(...WORDS.map((w) => w.length));
 export const DATA_SQL = 'hex(data)';
 
 const D = DIMENSIONS.length;
-// Tuple masks are 31-bit integers; more dimensions would need a wider mask (a new VERSION).
-if (D > 31) throw new Error('observation codec: too many dimensions for the tuple mask');
+/** Version 1 rows hold the first 14 dimensions. */
+const D_V1 = 14;
 const HEX: string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 const NIBBLE = new Int8Array(128).fill(-1);
 for (let i = 0; i < 16; i++) {
@@ -235,7 +240,7 @@ export function encodeObservations(observations: readonly Observation[], base: n
       let ref: number;
       if (value === undefined) ref = 0;
       else if (previousDims !== undefined && previousDims[d] === value) continue;
-      else ref = stringRef(value);
+      else ref = stringRef(typeof value === 'string' ? value : JSON.stringify(value));
       if (refs[d] !== ref) {
         refs[d] = ref;
         same = false;
@@ -277,10 +282,16 @@ export function encodeObservations(observations: readonly Observation[], base: n
   varint(tuples);
   for (let t = 0; t < tuples; t++) {
     const at = t * D;
-    let mask = 0;
-    for (let d = 0; d < D; d++) if (tupleRefs[at + d] !== (t === 0 ? 0 : tupleRefs[at - D + d])) mask |= 1 << d;
-    varint(mask);
-    for (let d = 0; d < D; d++) if (((mask >> d) & 1) !== 0) varint(tupleRefs[at + d]!);
+    let changed = 0;
+    for (let d = 0; d < D; d++) if (tupleRefs[at + d] !== (t === 0 ? 0 : tupleRefs[at - D + d])) changed++;
+    varint(changed);
+    let last = -1;
+    for (let d = 0; d < D; d++) {
+      if (tupleRefs[at + d] === (t === 0 ? 0 : tupleRefs[at - D + d])) continue;
+      varint(d - last - 1);
+      varint(tupleRefs[at + d]!);
+      last = d;
+    }
   }
   varint(observations.length);
   let previous = base;
@@ -319,7 +330,8 @@ function decodeBinary(bytes: Uint8Array, base: number, id: string): Observation[
       scale *= 0x80;
     }
   };
-  if (bytes[p++] !== VERSION) throw new Error(`observation codec: unknown version ${bytes[0]}`);
+  const version = bytes[p++];
+  if (version !== VERSION && version !== VERSION_MASK) throw new Error(`observation codec: unknown version ${bytes[0]}`);
 
   const strings: string[] = new Array(varint());
   for (let i = 0; i < strings.length; i++) {
@@ -341,15 +353,30 @@ function decodeBinary(bytes: Uint8Array, base: number, id: string): Observation[
     }
   }
 
+  // A multi-valued dimension's list, parsed once per string of the row.
+  const lists = new Map<number, readonly string[]>();
+  const refValue = (d: number, ref: number): DimValue | undefined => {
+    if (ref === 0) return undefined;
+    if (!MULTI_VALUED[d]) return strings[ref - 1];
+    let list = lists.get(ref);
+    // Version 1 kept one value of a multi-valued dimension (the first of divisionIds) as a plain string.
+    const text = strings[ref - 1]!;
+    if (list === undefined) lists.set(ref, (list = Object.freeze(version === VERSION_MASK ? [text] : (JSON.parse(text) as string[]))));
+    return list;
+  };
   const tuples: DimValues[] = new Array(varint());
   let before: DimValues = new Array(D).fill(undefined);
   for (let t = 0; t < tuples.length; t++) {
-    const mask = varint();
     const dims: DimValues = before.slice();
-    for (let d = 0; d < D; d++) {
-      if (((mask >> d) & 1) === 0) continue;
-      const ref = varint();
-      dims[d] = ref === 0 ? undefined : strings[ref - 1];
+    if (version === VERSION_MASK) {
+      const mask = varint();
+      for (let d = 0; d < D_V1; d++) if (((mask >> d) & 1) !== 0) dims[d] = refValue(d, varint());
+    } else {
+      let d = -1;
+      for (let k = varint(); k > 0; k--) {
+        d += varint() + 1;
+        dims[d] = refValue(d, varint());
+      }
     }
     tuples[t] = dims;
     before = dims;

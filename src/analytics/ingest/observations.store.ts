@@ -117,7 +117,8 @@ async function resolveDimensions(d1: D1Database, fresh: Observation[]): Promise<
   for (let i = 0; i < fresh.length; i++) {
     const dims = fresh[i]!.dims;
     for (let j = 0; j < k; j++) {
-      const value = dims[ROLLUP_DIMENSIONS[j]!.index];
+      // Rollup dimensions are single-valued (rollups.ts).
+      const value = dims[ROLLUP_DIMENSIONS[j]!.index] as string | undefined;
       if (value === undefined) continue;
       const local = locals[j]!;
       let n = local.get(value);

@@ -1,4 +1,6 @@
+import type { FieldKind } from '../catalog';
 import { ANALYTICS_LIMITS as L } from '../limits';
+import { OBJECT_LISTS, RECORD_FIELDS, type RecordLevel } from './record-fields';
 import { instantMs } from '../iso8601';
 import type { ConversationRecord } from './record.schema';
 
@@ -63,18 +65,49 @@ function optional<T>(out: Json, key: string, value: unknown, check: (value: unkn
 }
 
 // The optional lists, as checks of their own (no closure per record on this hot path).
-const divisionIds = (value: unknown) => list(value, L.maxParticipants).map(str);
 const segments = (value: unknown) => list(value, L.maxSegments).map(segment);
 const metrics = (value: unknown) => list(value, L.maxMetricsPerSession).map(metric);
+
+function boolean(value: unknown): boolean {
+  if (typeof value !== 'boolean') throw DECLINE;
+  return value;
+}
+
+function integer(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw DECLINE;
+  return value;
+}
+
+const CHECK: Record<FieldKind, (value: unknown) => unknown> = {
+  string: str,
+  boolean,
+  integer,
+  strings: (value) => list(value, L.maxListLength).map(str),
+  integers: (value) => list(value, L.maxListLength).map(integer),
+};
+
+/** The fields a level's dimensions are read from (record-fields.ts), as the schema's readFields checks them. */
+function readFields(out: Json, value: Json, level: RecordLevel): void {
+  for (const { field, kind } of RECORD_FIELDS[level]) optional(out, field, value[field], CHECK[kind]);
+  for (const objects of OBJECT_LISTS[level]) {
+    optional(out, objects.field, value[objects.field], (items) =>
+      list(items, L.maxListLength).map((item) => {
+        if (!isObject(item)) throw DECLINE;
+        const copy: Json = {};
+        for (const { field, kind } of objects.items) optional(copy, field, item[field], CHECK[kind]);
+        return copy;
+      }),
+    );
+  }
+}
 
 function conversation(value: unknown): ConversationRecord | undefined {
   try {
     if (!isObject(value)) throw DECLINE;
     const out: Json = { conversationId: str(value.conversationId), conversationStart: instant(value.conversationStart) };
     optional(out, 'conversationEnd', value.conversationEnd, instant);
-    optional(out, 'originatingDirection', value.originatingDirection, str);
-    optional(out, 'divisionIds', value.divisionIds, divisionIds);
     out.participants = list(value.participants, L.maxParticipants).map(participant);
+    readFields(out, value, 'conversation');
     return out as unknown as ConversationRecord;
   } catch (err) {
     if (err === DECLINE) return undefined;
@@ -84,22 +117,18 @@ function conversation(value: unknown): ConversationRecord | undefined {
 
 function participant(value: unknown): Json {
   if (!isObject(value)) throw DECLINE;
-  const out: Json = { participantId: str(value.participantId) };
-  optional(out, 'participantName', value.participantName, str);
-  out.purpose = str(value.purpose);
-  optional(out, 'userId', value.userId, str);
+  const out: Json = { participantId: str(value.participantId), purpose: str(value.purpose) };
   out.sessions = list(value.sessions, L.maxSessions).map(session);
+  readFields(out, value, 'participant');
   return out;
 }
 
 function session(value: unknown): Json {
   if (!isObject(value)) throw DECLINE;
   const out: Json = { sessionId: str(value.sessionId), mediaType: str(value.mediaType) };
-  optional(out, 'direction', value.direction, str);
-  optional(out, 'ani', value.ani, str);
-  optional(out, 'dnis', value.dnis, str);
   optional(out, 'segments', value.segments, segments);
   optional(out, 'metrics', value.metrics, metrics);
+  readFields(out, value, 'session');
   return out;
 }
 
@@ -108,9 +137,7 @@ function segment(value: unknown): Json {
   const out: Json = { segmentStart: instant(value.segmentStart) };
   optional(out, 'segmentEnd', value.segmentEnd, instant);
   optional(out, 'segmentType', value.segmentType, str);
-  optional(out, 'queueId', value.queueId, str);
-  optional(out, 'wrapUpCode', value.wrapUpCode, str);
-  optional(out, 'disconnectType', value.disconnectType, str);
+  readFields(out, value, 'segment');
   return out;
 }
 

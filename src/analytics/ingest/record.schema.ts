@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { ANALYTICS_LIMITS as L } from '../limits';
 import { DATE_ISSUE, TOO_LARGE_ISSUE, describeInput } from '../../http/validate';
 import { instantMs } from '../iso8601';
+import type { FieldKind } from '../catalog';
+import { OBJECT_LISTS, RECORD_FIELDS, type RecordLevel } from './record-fields';
 
 const MIN_INSTANT = Date.UTC(L.minYear, 0, 1);
 const MAX_INSTANT = Date.UTC(L.maxYear + 1, 0, 1);
@@ -43,42 +45,60 @@ const metricSchema = z.object({
   emitDate: instant,
 });
 
+const integer = z.number().int();
+const FIELD: Record<FieldKind, z.ZodType> = {
+  string: str,
+  boolean: z.boolean(),
+  integer,
+  strings: z.array(str).max(L.maxListLength),
+  integers: z.array(integer).max(L.maxListLength),
+};
+
+/** The fields a level's dimensions are read from (record-fields.ts), each optional, with its kind's schema. */
+function readFields(level: RecordLevel): Record<string, z.ZodType> {
+  const shape: Record<string, z.ZodType> = {};
+  for (const { field, kind } of RECORD_FIELDS[level]) shape[field] = optional(FIELD[kind]);
+  for (const list of OBJECT_LISTS[level]) {
+    const item: Record<string, z.ZodType> = {};
+    for (const { field, kind } of list.items) item[field] = optional(FIELD[kind]);
+    shape[list.field] = optional(z.array(z.object(item)).max(L.maxListLength));
+  }
+  return shape;
+}
+
+/** The fields dimensions are read from: typed loosely (to-observations reads them by name). */
+type ReadFields = { [field: string]: unknown };
+
 const segmentSchema = z.object({
   segmentStart: instant,
   segmentEnd: optional(instant),
   segmentType: optional(str),
-  queueId: optional(str),
-  wrapUpCode: optional(str),
-  disconnectType: optional(str),
+  ...readFields('segment'),
 });
 
 const sessionSchema = z.object({
   sessionId: str,
   // Enumerations are kept as sent: values Genesys adds later (or retired ones) are dimension values like any other.
-  mediaType: str,
   // Records written before 2017 have sessions without a direction: the dimension is absent for them.
-  direction: optional(str),
-  ani: optional(str),
-  dnis: optional(str),
+  mediaType: str,
   segments: optional(z.array(segmentSchema).max(L.maxSegments)),
   metrics: optional(z.array(metricSchema).max(L.maxMetricsPerSession)),
+  ...readFields('session'),
 });
 
 const participantSchema = z.object({
   participantId: str,
-  participantName: optional(str),
   purpose: str,
-  userId: optional(str),
   sessions: z.array(sessionSchema).max(L.maxSessions),
+  ...readFields('participant'),
 });
 
 const conversationRecordSchema = z.object({
   conversationId: str,
   conversationStart: instant,
   conversationEnd: optional(instant),
-  originatingDirection: optional(str),
-  divisionIds: optional(z.array(str).max(L.maxParticipants)),
   participants: z.array(participantSchema).max(L.maxParticipants),
+  ...readFields('conversation'),
 });
 
 /**
@@ -105,10 +125,15 @@ const envelope = <T extends z.ZodType>(record: T) =>
   );
 
 /** The whole body at once (tests and tools); the route uses parseIngestBody, which says which records fail. */
-export const ingestBodySchema = envelope(conversationRecordSchema);
+export const ingestBodySchema = envelope(conversationRecordSchema) as z.ZodType<{ conversations: ConversationRecord[] }>;
 const envelopeSchema = envelope(z.unknown());
 
-export type ConversationRecord = z.output<typeof conversationRecordSchema>;
+type Parsed = z.output<typeof conversationRecordSchema>;
+type Segment = z.output<typeof segmentSchema> & ReadFields;
+type Session = Omit<z.output<typeof sessionSchema>, 'segments'> & { segments?: Segment[] } & ReadFields;
+type Participant = Omit<z.output<typeof participantSchema>, 'sessions'> & { sessions: Session[] } & ReadFields;
+/** A validated record: its structural fields typed, the fields dimensions are read from by name. */
+export type ConversationRecord = Omit<Parsed, 'participants'> & { participants: Participant[] } & ReadFields;
 
 /** A record that is not well formed: its place in the body, its id when it has one, and what is wrong. */
 export interface RefusedRecord {
@@ -134,7 +159,7 @@ export function parseIngestBody(body: unknown): ParsedIngestBody {
   for (let index = 0; index < list.length; index++) {
     const parsed = conversationRecordSchema.safeParse(list[index]);
     if (parsed.success) {
-      conversations.push(parsed.data);
+      conversations.push(parsed.data as ConversationRecord);
       continue;
     }
     // Named by its id when that is a plausible one (a refused id may be the very thing that is wrong).

@@ -1,6 +1,6 @@
 import { APPLIES, DIMENSION_INDEX, METRICS, SERVICE_LEVEL, type Dimension } from '../catalog';
 import { invalidValue } from '../../errors';
-import type { DimValues } from '../ingest/to-observations';
+import type { DimValue, DimValues } from '../ingest/to-observations';
 import type { CompiledFilter } from './filter';
 import { tooManyCells } from './too-large';
 import { emptyCounts, type ServiceLevelCounts } from '../service-level';
@@ -32,6 +32,8 @@ export interface AggregateSpec {
   maxCells: number;
   views?: ViewSpec[];
   rank?: RankSpec;
+  /** flattenMultivaluedDimensions: a list is one group value, joined by commas, instead of a group per value. */
+  flatten?: boolean;
 }
 
 export interface Accumulator {
@@ -166,6 +168,10 @@ export class Aggregation {
   /** Metrics accumulated per group: the ones answered, plus view targets and the sort metric. */
   private readonly accumulated: boolean[];
   private readonly groupIndexes: number[];
+  private readonly groupNames: Dimension[];
+  /** Scratch of groupsFor: the key being walked, the groups found. */
+  private readonly path: (string | undefined)[] = [];
+  private readonly found: GroupState[] = [];
   /** Metric indexes in answer order. */
   readonly order: readonly number[];
   /** Per metric index (arrays, not maps: add() runs once per cell). */
@@ -180,7 +186,8 @@ export class Aggregation {
     const wantServiceLevel = spec.metrics === undefined || spec.metrics.includes(SERVICE_LEVEL.metric);
     this.serviceLevelRole = METRICS.map((_, i) => (wantServiceLevel ? SL_ROLE.get(i) : undefined));
     this.order = spec.metrics ?? METRICS.map((_, i) => i);
-    this.groupIndexes = spec.groupBy.map((d) => DIMENSION_INDEX[d]).filter((i) => i !== MEDIA_TYPE);
+    this.groupNames = spec.groupBy.filter((d) => d !== 'mediaType');
+    this.groupIndexes = this.groupNames.map((d) => DIMENSION_INDEX[d]);
     (spec.views ?? []).forEach((view, index) => {
       (this.viewsByTarget[view.target] ??= []).push({ index, view });
     });
@@ -203,33 +210,35 @@ export class Aggregation {
   add(bucket: number, metric: number, dims: DimValues, count: number, sum: number, min: number, max: number, value = Number.NaN): void {
     const filter = this.spec.filter;
     if (this.accumulated[metric] && filter(metric, metric, dims, value)) {
-      const state = this.groupFor(metric, dims);
       const key = cellKey(bucket, metric);
-      const row = state.cells.get(key);
-      if (row === undefined) {
-        this.countCell();
-        state.cells.set(key, this.table.push(count, sum, min, max));
-      } else this.table.merge(row, count, sum, min, max);
       const views = this.viewsByTarget[metric];
-      if (views) {
-        for (const { index, view } of views) {
-          if ((view.gte === undefined || value >= view.gte) && (view.lt === undefined || value < view.lt)) {
-            const accs = this.bucketMap(state.views, bucket);
-            if (!accs.has(index)) this.countCell();
-            accumulate(accs, index, 1, value, value, value);
+      for (const state of this.groupsFor(metric, dims)) {
+        const row = state.cells.get(key);
+        if (row === undefined) {
+          this.countCell();
+          state.cells.set(key, this.table.push(count, sum, min, max));
+        } else this.table.merge(row, count, sum, min, max);
+        if (views) {
+          for (const { index, view } of views) {
+            if ((view.gte === undefined || value >= view.gte) && (view.lt === undefined || value < view.lt)) {
+              const accs = this.bucketMap(state.views, bucket);
+              if (!accs.has(index)) this.countCell();
+              accumulate(accs, index, 1, value, value, value);
+            }
           }
         }
       }
     }
     const role = this.serviceLevelRole[metric];
     if (role && filter(SERVICE_LEVEL.metric, metric, dims, value)) {
-      const state = this.groupFor(SERVICE_LEVEL.metric, dims);
-      let counts = state.serviceLevel.get(bucket);
-      if (!counts) {
-        this.countCell();
-        state.serviceLevel.set(bucket, (counts = emptyCounts()));
+      for (const state of this.groupsFor(SERVICE_LEVEL.metric, dims)) {
+        let counts = state.serviceLevel.get(bucket);
+        if (!counts) {
+          this.countCell();
+          state.serviceLevel.set(bucket, (counts = emptyCounts()));
+        }
+        counts[role] += count;
       }
-      counts[role] += count;
     }
   }
 
@@ -244,39 +253,69 @@ export class Aggregation {
     return inner;
   }
 
-  /** The group an observation of `metric` falls in: mediaType, then each groupBy dimension it has. */
-  private groupFor(metric: number, dims: DimValues): GroupState {
+  /** A group key level's value: absent where the dimension does not apply; a list joined when flattened. */
+  private levelValue(level: number, applies: readonly boolean[], dims: DimValues): DimValue | undefined {
+    const i = level === 0 ? MEDIA_TYPE : this.groupIndexes[level - 1]!;
+    if (level > 0 && !applies[i]) return undefined;
+    const v = dims[i];
+    return v === undefined || typeof v === 'string' || !this.spec.flatten ? v : v.join(',');
+  }
+
+  /**
+   * The groups an observation of `metric` falls in: mediaType, then each groupBy dimension it has. One
+   * group, but for a multi-valued dimension (not flattened): a group per value, so an observation with
+   * divisions [a, b] is counted under a and under b (docs/catalogue.md, "Multi-valued dimensions").
+   * The array returned is reused by the next call.
+   */
+  private groupsFor(metric: number, dims: DimValues): GroupState[] {
     const applies = APPLIES[metric]!;
-    const indexes = this.groupIndexes;
-    // Map keys keep every value apart (absent is undefined), with no separator a value could contain.
-    let node = this.groups;
-    let key = dims[MEDIA_TYPE];
-    for (let level = 0; level < indexes.length; level++) {
+    const out = this.found;
+    out.length = 0;
+    this.walk(this.groups, 0, applies, dims, out);
+    return out;
+  }
+
+  private walk(node: GroupTrie, level: number, applies: readonly boolean[], dims: DimValues, out: GroupState[]): void {
+    const v = this.levelValue(level, applies, dims);
+    if (v === undefined || typeof v === 'string') this.step(node, level, v, applies, dims, out);
+    else for (const one of v) this.step(node, level, one, applies, dims, out);
+  }
+
+  // Map keys keep every value apart (absent is undefined), with no separator a value could contain.
+  private step(
+    node: GroupTrie,
+    level: number,
+    key: string | undefined,
+    applies: readonly boolean[],
+    dims: DimValues,
+    out: GroupState[],
+  ): void {
+    this.path[level] = key;
+    if (level < this.groupIndexes.length) {
       let next = node.get(key) as GroupTrie | undefined;
       if (!next) node.set(key, (next = new Map()));
-      node = next;
-      const i = indexes[level]!;
-      key = applies[i] ? dims[i] : undefined;
+      this.walk(next, level + 1, applies, dims, out);
+      return;
     }
-    const found = node.get(key) as GroupState | undefined;
-    if (found) return found;
-    if (this.states.length >= this.spec.maxGroups) {
-      throw invalidValue(
-        'groupBy',
-        `The query produces more than ${this.spec.maxGroups} groups; narrow the filter or group by fewer dimensions.`,
-      );
+    let state = node.get(key) as GroupState | undefined;
+    if (!state) {
+      if (this.states.length >= this.spec.maxGroups) {
+        throw invalidValue(
+          'groupBy',
+          `The query produces more than ${this.spec.maxGroups} groups; narrow the filter or group by fewer dimensions.`,
+        );
+      }
+      const values = this.path.slice(0, this.groupIndexes.length + 1);
+      const group: Record<string, string> = {};
+      if (values[0] !== undefined) group.mediaType = values[0];
+      this.groupNames.forEach((name, l) => {
+        if (values[l + 1] !== undefined) group[name] = values[l + 1]!;
+      });
+      state = { values, group, cells: new Map(), serviceLevel: new Map(), views: new Map() };
+      node.set(key, state);
+      this.states.push(state);
     }
-    const values = [dims[MEDIA_TYPE], ...indexes.map((i) => (applies[i] ? dims[i] : undefined))];
-    const group: Record<string, string> = {};
-    if (dims[MEDIA_TYPE] !== undefined) group.mediaType = dims[MEDIA_TYPE];
-    for (const d of this.spec.groupBy) {
-      const i = DIMENSION_INDEX[d];
-      if (applies[i] && dims[i] !== undefined) group[d] = dims[i];
-    }
-    const state: GroupState = { values, group, cells: new Map(), serviceLevel: new Map(), views: new Map() };
-    node.set(key, state);
-    this.states.push(state);
-    return state;
+    out.push(state);
   }
 
   /** Views in request order (a group's `views` map is keyed by their index). */

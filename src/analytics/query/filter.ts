@@ -1,5 +1,5 @@
 import { APPLIES, DIMENSION_INDEX, METRIC_INDEX, type Dimension } from '../catalog';
-import type { DimValues } from '../ingest/to-observations';
+import type { DimValue, DimValues } from '../ingest/to-observations';
 
 export type FilterType = 'and' | 'or';
 export type PredicateOperator = 'matches' | 'exists' | 'notExists';
@@ -9,6 +9,8 @@ export interface DimensionPredicate {
   dimension: Dimension;
   operator: PredicateOperator;
   value?: string;
+  /** `matches` on a numeric dimension: a value in this range (the schema allows it on numeric dimensions only). */
+  range?: MetricRange;
 }
 
 export interface MetricRange {
@@ -99,14 +101,32 @@ function compilePredicate(p: Predicate): Part {
   }
   const index = DIMENSION_INDEX[p.dimension];
   const truth = (b: boolean): Verdict => (b ? TRUE : FALSE);
+  // A multi-valued dimension matches when any of its values does (docs/catalogue.md).
+  const test = p.range ? inRange(p.range) : (v: string) => v === p.value;
+  const matches = (v: DimValue | undefined) => v !== undefined && (typeof v === 'string' ? test(v) : v.some(test));
   switch (p.operator) {
     case 'matches':
-      return (applies, _m, dims) => truth(APPLIES[applies]![index]! && dims[index] === p.value);
+      return (applies, _m, dims) => truth(APPLIES[applies]![index]! && matches(dims[index]));
     case 'exists':
       return (applies, _m, dims) => truth(APPLIES[applies]![index]! && dims[index] !== undefined);
     case 'notExists':
       return (applies, _m, dims) => truth(APPLIES[applies]![index]! && dims[index] === undefined);
   }
+}
+
+/** A numeric dimension's value (decimal text) in the range. */
+function inRange({ gt, gte, lt, lte }: MetricRange): (v: string) => boolean {
+  return (v) => {
+    const n = Number(v);
+    return (
+      v !== '' &&
+      Number.isFinite(n) &&
+      (gt === undefined || n > gt) &&
+      (gte === undefined || n >= gte) &&
+      (lt === undefined || n < lt) &&
+      (lte === undefined || n <= lte)
+    );
+  };
 }
 
 function allPredicates(filter: Filter | undefined): Predicate[] {
@@ -136,7 +156,7 @@ export function requiredMatches(filter: Filter | undefined): { dimension: Dimens
   if (!conjunctive || filter.clauses.length > 0) return undefined;
   const out: { dimension: Dimension; value: string }[] = [];
   for (const p of filter.predicates) {
-    if (p.type !== 'dimension' || p.operator !== 'matches') return undefined;
+    if (p.type !== 'dimension' || p.operator !== 'matches' || p.range !== undefined) return undefined;
     out.push({ dimension: p.dimension, value: p.value! });
   }
   return out;

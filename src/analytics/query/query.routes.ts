@@ -33,6 +33,7 @@ export const queryRoutes = new Hono<AppEnv>().post(
     const spec: AggregateSpec = {
       metrics: query.metrics?.map(index),
       groupBy: query.groupBy,
+      flatten: query.flattenMultivaluedDimensions === true,
       filter: compileFilter(query.filter),
       maxGroups: ANALYTICS_LIMITS.maxGroups,
       maxCells: ANALYTICS_LIMITS.maxAnswerCells,

@@ -1,5 +1,14 @@
 import { z } from 'zod';
-import { DIMENSIONS, METRIC_NAMES, METRICS, OBSERVED_METRIC_NAMES } from '../catalog';
+import {
+  DIMENSION_INDEX,
+  DIMENSIONS,
+  GROUP_BY_DIMENSIONS,
+  METRIC_NAMES,
+  METRICS,
+  NUMERIC,
+  OBSERVED_METRIC_NAMES,
+  type Dimension,
+} from '../catalog';
 import { ANALYTICS_LIMITS as L } from '../limits';
 import { describeInput } from '../../http/validate';
 
@@ -8,56 +17,87 @@ function allowed(what: string, values: readonly string[]) {
     `Value [${describeInput(issue.input)}] is not valid for field type [${what}]. Allowable values are: ${values.join(', ')}`;
 }
 
-const dimension = z.enum(DIMENSIONS, { error: allowed('dimension', DIMENSIONS) });
+const dimension = z.enum(DIMENSIONS as [Dimension, ...Dimension[]], { error: allowed('dimension', DIMENSIONS) });
+const groupByDimension = z.enum(GROUP_BY_DIMENSIONS as [Dimension, ...Dimension[]], {
+  error: allowed('groupBy dimension', GROUP_BY_DIMENSIONS),
+});
+const NUMERIC_DIMENSIONS = DIMENSIONS.filter((_, i) => NUMERIC[i]);
 const metric = z.enum(METRIC_NAMES as [string, ...string[]], { error: allowed('metric', METRIC_NAMES) });
 const observedMetric = z.enum(OBSERVED_METRIC_NAMES as [string, ...string[]], { error: allowed('observed metric', OBSERVED_METRIC_NAMES) });
 const TIMER_METRICS = METRICS.filter((m) => m.kind === 'timer').map((m) => m.name);
 const timerMetric = z.enum(TIMER_METRICS as [string, ...string[]], { error: allowed('timer metric', TIMER_METRICS) });
 const filterType = z.enum(['and', 'or'], { error: allowed('filter type', ['and', 'or']) });
 
+const bound = z.number().refine(Number.isFinite, 'must be a finite number').optional();
+const numericRange = z
+  .strictObject({ gt: bound, gte: bound, lt: bound, lte: bound }, { error: 'A range is {gt, gte, lt, lte}, numbers' })
+  .refine((r) => [r.gt, r.gte, r.lt, r.lte].some((b) => b !== undefined), 'range needs at least one of gt, gte, lt, lte');
+
 const dimensionPredicate = z
-  .object({
+  .strictObject({
     type: z.literal('dimension'),
     dimension,
     operator: z
       .enum(['matches', 'exists', 'notExists'], { error: allowed('operator', ['matches', 'exists', 'notExists']) })
       .default('matches'),
     value: z.string().max(L.maxStringLength).optional(),
+    // Genesys: "Right hand side for dimension predicates" on numeric dimensions (agentRank, mediaCount…).
+    range: numericRange.optional(),
   })
   .superRefine((p, ctx) => {
-    if (p.operator === 'matches' && p.value === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['value'], message: 'A matches predicate needs a value' });
+    if (p.operator === 'matches' && p.value === undefined && p.range === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['value'], message: 'A matches predicate needs a value (or a range, on a numeric dimension)' });
     }
-    if (p.operator !== 'matches' && p.value !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['value'], message: `A ${p.operator} predicate takes no value` });
+    if (p.value !== undefined && p.range !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['range'], message: 'A predicate takes a value or a range, not both' });
+    }
+    if (p.operator !== 'matches' && (p.value !== undefined || p.range !== undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [p.value !== undefined ? 'value' : 'range'],
+        message: `A ${p.operator} predicate takes no value or range`,
+      });
+    }
+    if (p.range !== undefined && !NUMERIC[DIMENSION_INDEX[p.dimension]]) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['range'],
+        message: `range applies to numeric dimensions only (${NUMERIC_DIMENSIONS.join(', ')}); ${p.dimension} takes a value`,
+      });
     }
   });
 
-const bound = z.number().refine(Number.isFinite, 'must be a finite number').optional();
-
-const metricPredicate = z.object({
+const metricPredicate = z.strictObject({
   type: z.literal('metric'),
   metric: observedMetric,
+  operator: z.literal('matches', { error: 'A metric predicate takes operator "matches" (a range)' }).optional(),
   range: z
-    .object({ gt: bound, gte: bound, lt: bound, lte: bound }, { error: 'A metric predicate needs a range {gt, gte, lt, lte}' })
+    .strictObject({ gt: bound, gte: bound, lt: bound, lte: bound }, { error: 'A metric predicate needs a range {gt, gte, lt, lte}' })
     .refine((r) => [r.gt, r.gte, r.lt, r.lte].some((b) => b !== undefined), 'range needs at least one of gt, gte, lt, lte'),
 });
 
-/** Genesys lets `type` be inferred: a predicate naming a metric or a range is a metric predicate. */
+/**
+ * Genesys lets `type` be inferred: a predicate naming a metric is a metric predicate, one naming a
+ * dimension a dimension predicate. `property` predicates (segment properties) are not answered yet:
+ * refused by name rather than ignored.
+ */
 const predicate = z.preprocess(
   (p) => {
     if (typeof p !== 'object' || p === null || Array.isArray(p) || 'type' in p) return p;
-    return { ...p, type: 'metric' in p || 'range' in p ? 'metric' : 'dimension' };
+    return { ...p, type: 'metric' in p ? 'metric' : 'dimension' in p ? 'dimension' : 'range' in p ? 'metric' : 'dimension' };
   },
   z.discriminatedUnion('type', [dimensionPredicate, metricPredicate], {
-    error: allowed('predicate type', ['dimension', 'metric']),
+    error: (issue) =>
+      (issue.input as { type?: unknown } | undefined)?.type === 'property'
+        ? 'Predicates of type "property" are not supported by this service; filter on dimensions or metrics'
+        : allowed('predicate type', ['dimension', 'metric'])(issue),
   }),
 );
 
-const clause = z.object({ type: filterType, predicates: z.array(predicate).min(1).max(L.maxPredicates) });
+const clause = z.strictObject({ type: filterType, predicates: z.array(predicate).min(1).max(L.maxPredicates) });
 
 const filter = z
-  .object({
+  .strictObject({
     type: filterType,
     predicates: z.array(predicate).max(L.maxPredicates).default([]),
     clauses: z.array(clause).max(L.maxPredicates).default([]),
@@ -70,7 +110,7 @@ function unique<T>(items: T[]): boolean {
   return new Set(items).size === items.length;
 }
 
-const view = z.object({
+const view = z.strictObject({
   target: timerMetric,
   name: z.string().min(1).max(100),
   function: z.literal('rangeBound', { error: 'The only view function is "rangeBound"' }),
@@ -81,18 +121,19 @@ const view = z.object({
 });
 
 const SORT_FUNCTIONS = ['sum', 'count', 'max', 'min', 'average'] as const;
-const sortMetric = z.object({
+const sortMetric = z.strictObject({
   name: observedMetric,
   function: z.enum(SORT_FUNCTIONS, { error: allowed('sort function', SORT_FUNCTIONS) }),
 });
 
+/** Strict at every level: a key this service does not read (a typo like `groupby`) is a 400 naming it, never ignored. */
 export const aggregateQuerySchema = z
-  .object({
+  .strictObject({
     interval: z.string({ error: 'interval is required: <start>/<end> in ISO 8601' }).max(200),
     granularity: z.string().max(100).optional(),
     timeZone: z.string().max(100).optional(),
     groupBy: z
-      .array(dimension)
+      .array(groupByDimension)
       .max(L.maxGroupBy, { error: `At most ${L.maxGroupBy} groupBy dimensions` })
       .refine(unique, 'groupBy names a dimension twice')
       .default([]),
@@ -105,8 +146,9 @@ export const aggregateQuerySchema = z
     queryType: z.enum(['groupBy', 'topN', 'bottomN'], { error: allowed('queryType', ['groupBy', 'topN', 'bottomN']) }).default('groupBy'),
     sortMetric: sortMetric.optional(),
     limit: z.number().int().min(1).max(L.maxLimit).optional(),
-    // Accepted for Genesys compatibility: dimensions here are single-valued and time is already event time.
+    // A multi-valued dimension's list as one group value, joined by commas, instead of a group per value.
     flattenMultivaluedDimensions: z.boolean().optional(),
+    // Accepted for Genesys compatibility: time here is already event time (each metric's emit).
     alternateTimeDimension: z.literal('eventTime', { error: 'alternateTimeDimension may only be "eventTime"' }).optional(),
   })
   .superRefine((q, ctx) => {

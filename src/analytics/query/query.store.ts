@@ -66,7 +66,7 @@ export async function readInto(d1: D1Database, spec: ReadSpec, aggregation: Aggr
 
 /** The rollup and resolution that can answer the query, or undefined: it reads the raw observations. */
 function rollupFor(spec: ReadSpec) {
-  return spec.needsValues ? undefined : pickRollup(spec.dimensions, (m) => alignedTo(spec.plan, m * 60_000));
+  return spec.needsValues ? undefined : pickRollup(spec.dimensions, (m) => alignedTo(spec.plan, m * 60_000), spec.metrics);
 }
 
 /** Whether the query reads the raw observations (the costly path: see raw-gate.ts). */

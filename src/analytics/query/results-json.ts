@@ -120,7 +120,8 @@ async function writeGroupData(
       out.piece(P.prefix[m]!);
       const v = aggregation.table.values;
       const at = 4 * row;
-      if (METRICS[m]!.kind === 'timer') writeTimer(out, v[at]!, v[at + 1]!, v[at + 2]!, v[at + 3]!);
+      // Counts answer {count}; timers and observed o* values {max, min, count, sum}.
+      if (METRICS[m]!.kind !== 'count') writeTimer(out, v[at]!, v[at + 1]!, v[at + 2]!, v[at + 3]!);
       else {
         out.piece(P.count);
         out.number(v[at]!);

@@ -98,7 +98,12 @@ export interface DevServer {
   d1(sql: string): unknown[];
 }
 
-export async function startDevServer(): Promise<DevServer> {
+export interface DevServerOptions {
+  /** Extra `[vars]` for the Worker, passed as `--var NAME:value` (e.g. CORS_ORIGINS). */
+  vars?: Record<string, string>;
+}
+
+export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
   const persistDir = mkdtempSync(path.join(tmpdir(), 'switchboard-e2e-'));
   const port = await pickPort();
   const adminToken = `e2e_${randomBytes(18).toString('base64url')}`;
@@ -137,6 +142,7 @@ export async function startDevServer(): Promise<DevServer> {
           persistDir,
           '--var',
           `ADMIN_TOKEN:${adminToken}`,
+          ...Object.entries(options.vars ?? {}).flatMap(([name, value]) => ['--var', `${name}:${value}`]),
           '--show-interactive-dev-session=false',
           '--log-level',
           'warn',
