@@ -208,11 +208,12 @@ GROUP BY 1, ${slCols.map((_, i) => i + 2).join(', ')}`;
 
 export type SqlValue = string | number | bigint | null;
 
+/** The bench's settings use an org target and queue targets only (per-media-type targets: docs/api.md). */
 export interface ServiceLevelSettings {
   includeFlowOuts: boolean;
   includeShortAbandons: boolean;
   target: number;
-  queues: Record<string, { target: number }>;
+  queues: Record<string, { target?: number }>;
 }
 
 interface SlCounts {

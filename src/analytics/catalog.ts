@@ -297,6 +297,16 @@ export const SERVICE_LEVEL = {
   flowOut: metricIndex('tFlowOut'),
 } as const;
 
+/** The other calculated metrics: the target, and the callback service level with its components by role. */
+export const SERVICE_TARGET = metricIndex('oServiceTarget');
+export const CALLBACK_SERVICE_LEVEL = {
+  metric: metricIndex('oCallbackServiceLevel'),
+  callbackConnected: metricIndex('tCallbackConnect'),
+  callbackOverSla: metricIndex('nCallbackOverSla'),
+  callbackAbandon: metricIndex('tCallbackAbandon'),
+  callbackNotReached: metricIndex('tCallbackNotReached'),
+} as const;
+
 /** Values accepted at ingest for enumerated session and participant fields. */
 export const MEDIA_TYPES = ['voice', 'chat', 'email', 'callback', 'message', 'screenshare', 'cobrowse', 'video'] as const;
 export const DIRECTIONS = ['inbound', 'outbound'] as const;

@@ -1,6 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createToken, expectError, send } from '../helpers';
 import { ingestOk, queryOk, SERVICE_LEVEL } from './analytics-api';
+import { conversation } from './builders';
 import { HAND_DAY, QA, QB, UA } from './fixtures/hand-day';
 
 const DAY = '2002-03-04T00:00:00.000Z/2002-03-05T00:00:00.000Z';
@@ -174,5 +175,120 @@ describe('oServiceLevel under each configuration (applied retroactively)', () =>
       filter: { type: 'and', predicates: [{ dimension: 'userId', value: UA }] },
     });
     for (const r of res.results) for (const d of r.data) expect(d.metrics.map((m: { metric: string }) => m.metric)).toEqual(['tAnswered']);
+  });
+});
+
+/**
+ * Issue 23 item 3: targets per queue and media type, oServiceTarget, and oCallbackServiceLevel from the
+ * callback metrics. Expectations worked out by hand.
+ */
+describe('service level per queue and media type', () => {
+  const CB_DAY = '2002-04-01T00:00:00.000Z/2002-04-02T00:00:00.000Z';
+  const at = (hms: string) => `2002-04-01T${hms}.000Z`;
+  const callback = (metrics: [string, number, string][], purpose = 'agent') =>
+    conversation({
+      start: at('09:00:00'),
+      participants: [
+        {
+          purpose,
+          ...(purpose === 'agent' ? { userId: 'u-cb' } : {}),
+          sessions: [{ mediaType: 'callback', segments: [{ start: at('09:00:00'), queueId: 'q-cb' }], metrics }],
+        },
+      ],
+    });
+
+  beforeAll(async () => {
+    await ingestOk([
+      // Connected within the callback service level; connected over it; abandoned in queue; not reached.
+      callback([['tCallbackConnect', 5000, at('09:01:00')]]),
+      callback([
+        ['tCallbackConnect', 9000, at('09:02:00')],
+        ['nCallbackOverSla', 1, at('09:02:00')],
+      ]),
+      callback([['tCallbackAbandon', 30000, at('09:03:00')]], 'acd'),
+      callback([['tCallbackNotReached', 20000, at('09:04:00')]]),
+    ]);
+  });
+
+  it('takes the most specific target set: queue and media type, queue, media type, org', async () => {
+    await putSettings({
+      ...DEFAULTS,
+      mediaTypes: { voice: { target: 0.6 }, callback: { target: 0.65 } },
+      queues: { [QA]: { mediaTypes: { voice: { target: 0.9 } } }, [QB]: { target: 0.7 } },
+    });
+    const byQueue = await queryOk({
+      interval: DAY,
+      groupBy: ['queueId'],
+      metrics: ['oServiceLevel', 'oServiceTarget'],
+      filter: { type: 'and', predicates: [{ dimension: 'mediaType', value: 'voice' }] },
+    });
+    expect(byQueue.results.map((r: any) => [r.group.queueId, r.data[0].metrics])).toEqual([
+      [
+        QA,
+        [
+          { metric: 'oServiceLevel', stats: { ratio: 1 / 3, numerator: 1, denominator: 3, target: 0.9 } },
+          { metric: 'oServiceTarget', stats: { target: 0.9 } },
+        ],
+      ],
+      [QB, [expect.objectContaining({ metric: 'oServiceLevel' }), { metric: 'oServiceTarget', stats: { target: 0.7 } }]],
+    ]);
+    // Not grouped by queue: the org's voice target.
+    const overall = await queryOk({
+      interval: DAY,
+      metrics: ['oServiceTarget'],
+      filter: { type: 'and', predicates: [{ dimension: 'mediaType', value: 'voice' }] },
+    });
+    expect(overall.results).toEqual([
+      { group: { mediaType: 'voice' }, data: [{ interval: DAY, metrics: [{ metric: 'oServiceTarget', stats: { target: 0.6 } }] }] },
+    ]);
+    // The settings read back as written.
+    expect((await send('GET', SERVICE_LEVEL)).body.queues[QA]).toEqual({ mediaTypes: { voice: { target: 0.9 } } });
+  });
+
+  it('answers oCallbackServiceLevel: (connected − over) / (connected + abandoned + not reached), against the callback target', async () => {
+    await putSettings({ ...DEFAULTS, mediaTypes: { callback: { target: 0.65 } } });
+    const res = await queryOk({
+      interval: CB_DAY,
+      groupBy: ['queueId'],
+      metrics: ['oCallbackServiceLevel', 'oServiceLevel', 'oServiceTarget'],
+    });
+    // Connected 2, over 1, abandoned 1, not reached 1: (2 − 1) / (2 + 1 + 1). No oServiceLevel components: no oServiceLevel.
+    expect(res.results).toEqual([
+      {
+        group: { mediaType: 'callback', queueId: 'q-cb' },
+        data: [
+          {
+            interval: CB_DAY,
+            metrics: [
+              { metric: 'oCallbackServiceLevel', stats: { ratio: 0.25, numerator: 1, denominator: 4, target: 0.65 } },
+              { metric: 'oServiceTarget', stats: { target: 0.65 } },
+            ],
+          },
+        ],
+      },
+    ]);
+  });
+
+  it('refuses a media-type target outside 0..1, an unknown key and "__proto__", naming the field', async () => {
+    expectError(
+      await send('PUT', SERVICE_LEVEL, { json: { ...DEFAULTS, mediaTypes: { voice: { target: 2 } } } }),
+      400,
+      'invalid.value',
+      'mediaTypes.voice.target',
+    );
+    expectError(
+      await send('PUT', SERVICE_LEVEL, { json: { ...DEFAULTS, queues: { [QA]: { targt: 0.5 } } } }),
+      400,
+      'invalid.value',
+      `queues.${QA}.targt`,
+    );
+    expectError(
+      await send('PUT', SERVICE_LEVEL, {
+        json: JSON.parse(`{"includeFlowOuts":false,"includeShortAbandons":true,"target":0.8,"mediaTypes":{"__proto__":{"target":0.5}}}`),
+      }),
+      400,
+      'invalid.value',
+      'mediaTypes.__proto__',
+    );
   });
 });

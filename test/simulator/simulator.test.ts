@@ -8,7 +8,7 @@ import {
   type ConversationRecord,
   type SimulationOptions,
 } from '../../scripts/simulator/index';
-import reference from '../../../shared/reference/genesys-aggregate-catalogue.json';
+import reference from '../fixtures/shared/reference/genesys-aggregate-catalogue.json';
 import models from '../fixtures/shared/genesys-details/models.json';
 
 // The record's vocabulary, from Genesys' own lists rather than from src/ (whose catalogue is being extended):

@@ -129,7 +129,9 @@ export interface ServiceLevelSettings {
   includeFlowOuts: boolean;
   includeShortAbandons: boolean;
   target: number;
-  queues: Record<string, { target: number }>;
+  /** Targets per media type; per queue a target and targets per media type (docs/api.md, service-level settings). */
+  mediaTypes?: Record<string, { target: number }>;
+  queues: Record<string, { target?: number; mediaTypes?: Record<string, { target: number }> }>;
 }
 
 export const DEFAULT_SERVICE_LEVEL_SETTINGS: ServiceLevelSettings = {
@@ -159,7 +161,7 @@ export interface ServiceLevelStats {
   denominator: number;
   target: number;
 }
-export type Stats = TimerStats | CountStats | ServiceLevelStats;
+export type Stats = TimerStats | CountStats | ServiceLevelStats | { target: number };
 
 export interface MetricEntry {
   metric: string;
@@ -197,6 +199,9 @@ export interface Observation {
 
 const SERVICE_LEVEL = 'oServiceLevel';
 const SERVICE_LEVEL_COMPONENTS = ['tAnswered', 'nOverSla', 'tAbandon', 'tShortAbandon', 'tFlowOut'];
+const CALLBACK_SERVICE_LEVEL = 'oCallbackServiceLevel';
+const CALLBACK_COMPONENTS = ['tCallbackConnect', 'nCallbackOverSla', 'tCallbackAbandon', 'tCallbackNotReached'];
+const SERVICE_TARGET = 'oServiceTarget';
 
 function metricDef(name: string): MetricDef {
   const def = METRICS.find((m) => m.name === name);
@@ -618,13 +623,8 @@ function compareStrings(a: string, b: string): number {
 // ---------------------------------------------------------------------------------------------------------------
 // The aggregation
 
-interface ServiceLevelCounts {
-  tAnswered: number;
-  nOverSla: number;
-  tAbandon: number;
-  tShortAbandon: number;
-  tFlowOut: number;
-}
+/** Per group and bucket: how many observations of each service-level component (either service level's). */
+type ServiceLevelCounts = Record<string, number>;
 
 interface Cell {
   group: Group;
@@ -733,11 +733,13 @@ export function aggregateObservations(
   if (query.metrics !== undefined && query.metrics.length === 0) throw new Error('reference: empty metrics list');
   // Requested metrics in the order the response lists them: the request's order, else the catalogue's.
   const requested: string[] = [];
-  for (const name of query.metrics ?? METRICS.map((m) => m.name)) {
+  // Naming none means every metric with data; oServiceTarget (configuration, not data) only when named.
+  for (const name of query.metrics ?? METRICS.map((m) => m.name).filter((m) => m !== SERVICE_TARGET)) {
     metricDef(name);
     if (!requested.includes(name)) requested.push(name);
   }
-  const wantServiceLevel = requested.includes(SERVICE_LEVEL);
+  // oServiceTarget appears wherever either service level's components do, so it needs both.
+  const wantServiceLevel = [SERVICE_LEVEL, CALLBACK_SERVICE_LEVEL, SERVICE_TARGET].some((m) => requested.includes(m));
   const serviceLevelDef = metricDef(SERVICE_LEVEL);
   const views = query.views ?? [];
   checkViews(views);
@@ -780,12 +782,12 @@ export function aggregateObservations(
 
     // oServiceLevel has its own applicability (userId never applies) and its own groups (never by userId); metric
     // predicates still judge the component observation itself.
-    if (wantServiceLevel && SERVICE_LEVEL_COMPONENTS.includes(observation.metric)) {
+    if (wantServiceLevel && [...SERVICE_LEVEL_COMPONENTS, ...CALLBACK_COMPONENTS].includes(observation.metric)) {
       if (keeps(query.filter, observation, serviceLevelDef)) {
         for (const group of groupsOf(observation.dims, serviceLevelGroupBy, flatten)) {
           const cell = cellFor(group, bucket);
-          cell.serviceLevel ??= { tAnswered: 0, nOverSla: 0, tAbandon: 0, tShortAbandon: 0, tFlowOut: 0 };
-          cell.serviceLevel[observation.metric as keyof ServiceLevelCounts] += 1;
+          cell.serviceLevel ??= {};
+          cell.serviceLevel[observation.metric] = (cell.serviceLevel[observation.metric] ?? 0) + 1;
         }
       }
     }
@@ -809,10 +811,16 @@ export function aggregateObservations(
     for (const cell of cellsInTimeOrder) {
       const metrics: MetricEntry[] = [];
       for (const name of requested) {
-        if (name === SERVICE_LEVEL) {
-          if (cell.serviceLevel) {
-            metrics.push({ metric: name, stats: serviceLevelStats(cell.serviceLevel, cell.group, settings) });
-          }
+        if (name === SERVICE_LEVEL || name === CALLBACK_SERVICE_LEVEL || name === SERVICE_TARGET) {
+          const counts = cell.serviceLevel;
+          if (!counts) continue;
+          const standard = SERVICE_LEVEL_COMPONENTS.some((m) => (counts[m] ?? 0) > 0);
+          const callback = CALLBACK_COMPONENTS.some((m) => (counts[m] ?? 0) > 0);
+          if (name === SERVICE_LEVEL && standard) metrics.push({ metric: name, stats: serviceLevelStats(counts, cell.group, settings) });
+          if (name === CALLBACK_SERVICE_LEVEL && callback)
+            metrics.push({ metric: name, stats: callbackStats(counts, cell.group, settings) });
+          if (name === SERVICE_TARGET && (standard || callback))
+            metrics.push({ metric: name, stats: { target: targetOf(cell.group, settings) } });
           continue;
         }
         const values = cell.values.get(name);
@@ -882,14 +890,30 @@ function plainStats(def: MetricDef, values: number[]): Stats {
   return timerStats(values);
 }
 
+/** The most specific target set: the queue's for the media type, the queue's, the org's for the media type, the org's. */
+function targetOf(group: Group, settings: ServiceLevelSettings, mediaType = group.mediaType): number {
+  const queue = group.queueId === undefined ? undefined : settings.queues[group.queueId];
+  const perMedia = (m: Record<string, { target: number }> | undefined) => (mediaType === undefined ? undefined : m?.[mediaType]?.target);
+  return perMedia(queue?.mediaTypes) ?? queue?.target ?? perMedia(settings.mediaTypes) ?? settings.target;
+}
+
+/** (connected − over the callback service level) / (connected + abandoned + not reached), against the callback target. */
+function callbackStats(counts: ServiceLevelCounts, group: Group, settings: ServiceLevelSettings): ServiceLevelStats {
+  const n = (m: string) => counts[m] ?? 0;
+  const numerator = n('tCallbackConnect') - n('nCallbackOverSla');
+  const denominator = n('tCallbackConnect') + n('tCallbackAbandon') + n('tCallbackNotReached');
+  const stats: ServiceLevelStats = { numerator, denominator, target: targetOf(group, settings, 'callback') };
+  if (denominator !== 0) stats.ratio = numerator / denominator;
+  return stats;
+}
+
 function serviceLevelStats(counts: ServiceLevelCounts, group: Group, settings: ServiceLevelSettings): ServiceLevelStats {
-  const numerator = counts.tAnswered - counts.nOverSla;
-  let denominator = counts.tAnswered + counts.tAbandon;
-  if (settings.includeFlowOuts) denominator += counts.tFlowOut;
-  if (!settings.includeShortAbandons) denominator -= counts.tShortAbandon;
-  const queueId = group.queueId;
-  const override = queueId === undefined ? undefined : settings.queues[queueId];
-  const target = override ? override.target : settings.target;
+  const n = (m: string) => counts[m] ?? 0;
+  const numerator = n('tAnswered') - n('nOverSla');
+  let denominator = n('tAnswered') + n('tAbandon');
+  if (settings.includeFlowOuts) denominator += n('tFlowOut');
+  if (!settings.includeShortAbandons) denominator -= n('tShortAbandon');
+  const target = targetOf(group, settings);
   const stats: ServiceLevelStats = { numerator, denominator, target };
   if (denominator !== 0) stats.ratio = numerator / denominator;
   return stats;

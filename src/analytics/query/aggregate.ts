@@ -1,4 +1,4 @@
-import { APPLIES, DIMENSION_INDEX, METRICS, SERVICE_LEVEL, type Dimension } from '../catalog';
+import { APPLIES, CALLBACK_SERVICE_LEVEL, DIMENSION_INDEX, METRICS, SERVICE_LEVEL, SERVICE_TARGET, type Dimension } from '../catalog';
 import { invalidValue } from '../../errors';
 import type { DimValue, DimValues } from '../ingest/to-observations';
 import type { CompiledFilter } from './filter';
@@ -75,13 +75,37 @@ function metricOfCell(key: number): number {
 /** Groups found by their key values one level at a time (mediaType, then each groupBy dimension): no key strings built per cell. */
 type GroupTrie = Map<string | undefined, GroupTrie | GroupState>;
 
+/** Components of the calculated service-level metrics (oServiceLevel, oCallbackServiceLevel, and oServiceTarget where either applies), by role. */
 const SL_ROLE = new Map<number, keyof ServiceLevelCounts>([
   [SERVICE_LEVEL.answered, 'answered'],
   [SERVICE_LEVEL.overSla, 'overSla'],
   [SERVICE_LEVEL.abandon, 'abandon'],
   [SERVICE_LEVEL.shortAbandon, 'shortAbandon'],
   [SERVICE_LEVEL.flowOut, 'flowOut'],
+  [CALLBACK_SERVICE_LEVEL.callbackConnected, 'callbackConnected'],
+  [CALLBACK_SERVICE_LEVEL.callbackOverSla, 'callbackOverSla'],
+  [CALLBACK_SERVICE_LEVEL.callbackAbandon, 'callbackAbandon'],
+  [CALLBACK_SERVICE_LEVEL.callbackNotReached, 'callbackNotReached'],
 ]);
+/**
+ * The metrics of a query that names none: every metric with data. oServiceTarget is configuration, not data:
+ * it is answered only when named.
+ */
+const ALL_METRICS: readonly number[] = METRICS.map((_, i) => i).filter((m) => m !== SERVICE_TARGET);
+
+const CALLBACK_ROLES = new Set<keyof ServiceLevelCounts>(['callbackConnected', 'callbackOverSla', 'callbackAbandon', 'callbackNotReached']);
+
+/**
+ * The components a query needs: oServiceLevel's for it or oServiceTarget, the callback ones for
+ * oCallbackServiceLevel or oServiceTarget (which appears where either has components). Reading no more
+ * keeps a per-user query on oServiceLevel answerable by agg_user (callback metrics are not kept per user).
+ */
+function serviceLevelRoles(metrics: readonly number[] | undefined): Map<number, keyof ServiceLevelCounts> {
+  const wants = (m: number) => (metrics === undefined ? ALL_METRICS.includes(m) : metrics.includes(m));
+  const standard = wants(SERVICE_LEVEL.metric) || wants(SERVICE_TARGET);
+  const callback = wants(CALLBACK_SERVICE_LEVEL.metric) || wants(SERVICE_TARGET);
+  return new Map([...SL_ROLE].filter(([, role]) => (CALLBACK_ROLES.has(role) ? callback : standard)));
+}
 
 function accumulate(map: Map<number, Accumulator>, key: number, count: number, sum: number, min: number, max: number): void {
   const acc = map.get(key);
@@ -183,9 +207,9 @@ export class Aggregation {
   constructor(private readonly spec: AggregateSpec) {
     const extra = new Set([...(spec.views ?? []).map((v) => v.target), ...(spec.rank ? [spec.rank.metric] : [])]);
     this.accumulated = METRICS.map((_, i) => spec.metrics === undefined || spec.metrics.includes(i) || extra.has(i));
-    const wantServiceLevel = spec.metrics === undefined || spec.metrics.includes(SERVICE_LEVEL.metric);
-    this.serviceLevelRole = METRICS.map((_, i) => (wantServiceLevel ? SL_ROLE.get(i) : undefined));
-    this.order = spec.metrics ?? METRICS.map((_, i) => i);
+    const roles = serviceLevelRoles(spec.metrics);
+    this.serviceLevelRole = METRICS.map((_, i) => roles.get(i));
+    this.order = spec.metrics ?? ALL_METRICS;
     this.groupNames = spec.groupBy.filter((d) => d !== 'mediaType');
     this.groupIndexes = this.groupNames.map((d) => DIMENSION_INDEX[d]);
     (spec.views ?? []).forEach((view, index) => {
@@ -197,7 +221,7 @@ export class Aggregation {
   static metricsToRead(spec: Pick<AggregateSpec, 'metrics' | 'views' | 'rank'>): number[] | undefined {
     if (spec.metrics === undefined) return undefined;
     const read = new Set(spec.metrics.filter((m) => METRICS[m]!.kind !== 'calculated'));
-    if (spec.metrics.includes(SERVICE_LEVEL.metric)) for (const m of SL_ROLE.keys()) read.add(m);
+    for (const m of serviceLevelRoles(spec.metrics).keys()) read.add(m);
     for (const view of spec.views ?? []) read.add(view.target);
     if (spec.rank) read.add(spec.rank.metric);
     return [...read];

@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { METRIC_INDEX } from '../catalog';
+import { CALLBACK_SERVICE_LEVEL, METRIC_INDEX, METRIC_NAMES, SERVICE_LEVEL, SERVICE_TARGET } from '../catalog';
 import { ApiError } from '../../http/api-error';
 import { requirePermission } from '../../http/auth';
 import type { AppEnv } from '../../http/context';
@@ -15,6 +15,8 @@ import { readInto, readsRaw, type ReadSpec } from './query.store';
 import { rawQueries } from './raw-gate';
 import { answerJson } from './results-json';
 
+const SETTINGS_METRICS = new Set([SERVICE_LEVEL.metric, SERVICE_TARGET, CALLBACK_SERVICE_LEVEL.metric].map((m) => METRIC_NAMES[m]!));
+
 export const queryRoutes = new Hono<AppEnv>().post(
   '/api/v2/analytics/conversations/aggregates/query',
   requirePermission('analytics:conversationAggregate:view'),
@@ -24,9 +26,10 @@ export const queryRoutes = new Hono<AppEnv>().post(
     const query = c.req.valid('json');
     const plan = planBuckets({ interval: query.interval, granularity: query.granularity, timeZone: query.timeZone });
     const index = (name: string) => METRIC_INDEX.get(name)!;
-    // Only the answer's oServiceLevel entries need the settings: read them only then, alongside the observations.
+    // Only the service-level entries (oServiceLevel, oServiceTarget, oCallbackServiceLevel) need the settings:
+    // read them only then, alongside the observations.
     const settings =
-      query.metrics === undefined || query.metrics.includes('oServiceLevel')
+      query.metrics === undefined || query.metrics.some((m) => SETTINGS_METRICS.has(m))
         ? getServiceLevelSettings(c.var.db)
         : Promise.resolve(DEFAULT_SERVICE_LEVEL);
     settings.catch(() => {}); // awaited below; this only keeps a failure before then from being "unhandled"

@@ -1,9 +1,17 @@
-import { METRICS, SERVICE_LEVEL } from '../catalog';
+import { CALLBACK_SERVICE_LEVEL, METRICS, SERVICE_LEVEL, SERVICE_TARGET } from '../catalog';
 import { bucketOfCell, cellKey, type Aggregation, type GroupState } from './aggregate';
 import { jsonPiece, JsonBytes } from './json-bytes';
 import { Pacer } from './pace';
 import { answerTooLarge } from './too-large';
-import { groupServiceLevel, type ServiceLevelSettings, type ServiceLevelStats } from '../service-level';
+import {
+  callbackServiceLevel,
+  groupServiceLevel,
+  groupTarget,
+  hasCallbackServiceLevel,
+  hasServiceLevel,
+  type ServiceLevelSettings,
+  type ServiceLevelStats,
+} from '../service-level';
 
 /** Constant pieces of the answer's JSON, encoded once. */
 const P = {
@@ -19,6 +27,7 @@ const P = {
   numerator: jsonPiece('"numerator":'),
   denominator: jsonPiece(',"denominator":'),
   target: jsonPiece(',"target":'),
+  targetOnly: jsonPiece('{"target":'),
   group: jsonPiece('{"group":'),
   data: jsonPiece(',"data":['),
   interval: jsonPiece('{"interval":'),
@@ -105,12 +114,23 @@ async function writeGroupData(
     out.piece(P.metrics);
     let metrics = 0;
     for (const m of order) {
-      if (m === SERVICE_LEVEL.metric) {
+      if (m === SERVICE_LEVEL.metric || m === CALLBACK_SERVICE_LEVEL.metric || m === SERVICE_TARGET) {
         const counts = state.serviceLevel.get(bucket);
         if (!counts) continue;
+        // Each only where its components were seen; the target where either service level is.
+        const standard = hasServiceLevel(counts);
+        const callback = hasCallbackServiceLevel(counts);
+        if (m === SERVICE_LEVEL.metric ? !standard : m === CALLBACK_SERVICE_LEVEL.metric ? !callback : !standard && !callback) continue;
         if (metrics++ > 0) out.char(COMMA);
         out.piece(P.prefix[m]!);
-        writeServiceLevel(out, groupServiceLevel(counts, state.group, serviceLevel));
+        if (m === SERVICE_LEVEL.metric) writeServiceLevel(out, groupServiceLevel(counts, state.group, serviceLevel));
+        else if (m === CALLBACK_SERVICE_LEVEL.metric)
+          writeServiceLevel(out, callbackServiceLevel(counts, groupTarget(state.group, serviceLevel, 'callback')));
+        else {
+          out.piece(P.targetOnly);
+          out.number(groupTarget(state.group, serviceLevel));
+          out.char(CLOSE_BRACE);
+        }
         out.char(CLOSE_BRACE);
         continue;
       }

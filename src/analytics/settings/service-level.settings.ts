@@ -7,6 +7,7 @@ import type { ServiceLevelSettings } from '../service-level';
 
 const KEY = 'servicelevel';
 const MAX_QUEUE_OVERRIDES = 10_000;
+const MAX_MEDIA_TYPES = 20;
 
 /** Used until an admin PUTs settings: short abandons count, flow-outs do not (Genesys' defaults), 80 %. */
 export const DEFAULT_SERVICE_LEVEL: ServiceLevelSettings = {
@@ -17,11 +18,22 @@ export const DEFAULT_SERVICE_LEVEL: ServiceLevelSettings = {
 };
 
 const target = z.number().min(0).max(1);
+const withTarget = z.strictObject({ target });
+const MEDIA_TYPE = z.string().min(1).max(ANALYTICS_LIMITS.maxStringLength);
+/** Targets per media type (`{"callback": {"target": 0.7}}`): any media type a record may carry. */
+const mediaTypes = z
+  .unknown()
+  .refine((m) => typeof m !== 'object' || m === null || !Object.hasOwn(m, '__proto__'), {
+    message: '"__proto__" is not a media type',
+    path: ['__proto__'],
+  })
+  .pipe(z.record(MEDIA_TYPE, withTarget).refine((m) => Object.keys(m).length <= MAX_MEDIA_TYPES, `At most ${MAX_MEDIA_TYPES} media types`));
 
-export const serviceLevelSettingsSchema = z.object({
+export const serviceLevelSettingsSchema = z.strictObject({
   includeFlowOuts: z.boolean(),
   includeShortAbandons: z.boolean(),
   target,
+  mediaTypes: mediaTypes.optional(),
   queues: z
     .unknown()
     // zod drops a "__proto__" key of a record silently (a plain object cannot hold it as an entry): refuse it.
@@ -31,7 +43,11 @@ export const serviceLevelSettingsSchema = z.object({
     })
     .pipe(
       z
-        .record(z.string().min(1).max(ANALYTICS_LIMITS.maxStringLength), z.object({ target }))
+        .record(
+          z.string().min(1).max(ANALYTICS_LIMITS.maxStringLength),
+          // A queue's own target, and its own per media type (as Genesys configures service level).
+          z.strictObject({ target: target.optional(), mediaTypes: mediaTypes.optional() }),
+        )
         .refine((q) => Object.keys(q).length <= MAX_QUEUE_OVERRIDES, `At most ${MAX_QUEUE_OVERRIDES} queue overrides`),
     )
     .default({}),
