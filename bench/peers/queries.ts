@@ -10,7 +10,9 @@
  *   applies, so a userId predicate removes it);
  * - timers give max/min/count/sum, counts give count;
  * - oServiceLevel per group without userId and bucket: (tAnswered − nOverSla) / (tAnswered +
- *   tAbandon [+ tFlowOut] [− tShortAbandon]), present when any component has data.
+ *   tAbandon [+ tFlowOut] [− tShortAbandon]), present when any component has data; oCallbackServiceLevel
+ *   (tCallbackConnect − nCallbackOverSla) / (tCallbackConnect + tCallbackAbandon + tCallbackNotReached)
+ *   likewise; oServiceTarget {target} where either is (named only).
  * Buckets come from boundaries computed here (IANA zone handled with Intl), not by src/.
  */
 import { DIMENSIONS, METRICS, type Dimension } from '../../src/analytics/catalog';
@@ -145,7 +147,11 @@ export interface Dialect {
 export const DUCKDB: Dialect = { name: 'duckdb', div: (a, b) => `(${a}) // ${b}` };
 export const SQLITE: Dialect = { name: 'sqlite', div: (a, b) => `(${a}) / ${b}` };
 
-const SL_COMPONENTS = ['tAnswered', 'nOverSla', 'tAbandon', 'tShortAbandon', 'tFlowOut'] as const;
+const STANDARD = ['tAnswered', 'nOverSla', 'tAbandon', 'tShortAbandon', 'tFlowOut'] as const;
+const CALLBACK = ['tCallbackConnect', 'nCallbackOverSla', 'tCallbackAbandon', 'tCallbackNotReached'] as const;
+/** Components of oServiceLevel and oCallbackServiceLevel (oServiceTarget appears where either has data). */
+const SL_COMPONENTS = [...STANDARD, ...CALLBACK] as const;
+const SL_METRICS = ['oServiceLevel', 'oServiceTarget', 'oCallbackServiceLevel'];
 const OBSERVED = METRICS.filter((m) => m.kind !== 'calculated').map((m) => m.name);
 const quote = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
@@ -176,7 +182,7 @@ export function peerPlan(q: BenchQuery, d: Dialect): PeerPlan {
   for (const g of groupBy) if (!DIMENSIONS.includes(g)) throw new Error(`unknown dimension ${g}`);
   const predicates = q.body.filter?.predicates ?? [];
   const requested = q.body.metrics;
-  const wantSl = requested === undefined || requested.includes('oServiceLevel');
+  const wantSl = requested === undefined || requested.some((m) => SL_METRICS.includes(m));
   // A userId predicate is false for oServiceLevel (userId never applies to it): no service level at all.
   const slPossible = wantSl && !predicates.some((p) => p.dimension === 'userId');
   const slGroupBy = groupBy.filter((g) => g !== 'userId');
@@ -187,7 +193,7 @@ export function peerPlan(q: BenchQuery, d: Dialect): PeerPlan {
   const where = [`emit >= ${start}`, `emit < ${end}`, ...predicates.map((p) => `${p.dimension} = ${quote(p.value)}`)];
   const b = bucketExpr(q.boundaries, d);
 
-  const read = new Set((requested ?? OBSERVED).filter((m) => m !== 'oServiceLevel'));
+  const read = new Set((requested ?? OBSERVED).filter((m) => !SL_METRICS.includes(m)));
   if (slFromCells) for (const m of SL_COMPONENTS) read.add(m);
   const metricWhere = requested === undefined && !slFromCells ? [] : [`metric IN (${[...read].map(quote).join(', ')})`];
   const cols = ['mediaType', ...groupBy];
@@ -216,13 +222,7 @@ export interface ServiceLevelSettings {
   queues: Record<string, { target?: number }>;
 }
 
-interface SlCounts {
-  tAnswered: number;
-  nOverSla: number;
-  tAbandon: number;
-  tShortAbandon: number;
-  tFlowOut: number;
-}
+type SlCounts = Record<(typeof SL_COMPONENTS)[number], number>;
 
 /** Turns the peer's rows into the endpoint's answer, in canonical order. */
 export function assemble(
@@ -251,7 +251,7 @@ export function assemble(
     if (!cell) g.cells.set(bucket, (cell = { metrics: new Map() }));
     return cell;
   };
-  const emptySl = (): SlCounts => ({ tAnswered: 0, nOverSla: 0, tAbandon: 0, tShortAbandon: 0, tFlowOut: 0 });
+  const emptySl = (): SlCounts => Object.fromEntries(SL_COMPONENTS.map((m) => [m, 0])) as SlCounts;
   const k = plan.groupBy.length;
   const wanted = plan.requested === undefined ? undefined : new Set(plan.requested);
   for (const row of cellRows) {
@@ -269,30 +269,36 @@ export function assemble(
   for (const row of slRows) {
     const cell = cellOf(row[1]!, plan.slGroupBy, row.slice(2, 2 + ks), Number(row[0]));
     const c = row.slice(2 + ks).map(Number);
-    cell.sl = { tAnswered: c[0]!, nOverSla: c[1]!, tAbandon: c[2]!, tShortAbandon: c[3]!, tFlowOut: c[4]! };
+    cell.sl = Object.fromEntries(SL_COMPONENTS.map((m, i) => [m, c[i]!])) as SlCounts;
   }
 
-  const order = plan.requested ?? METRICS.map((m) => m.name);
+  const order = plan.requested ?? METRICS.map((m) => m.name).filter((m) => m !== 'oServiceTarget');
   const response: AggregateResponse = { results: [] };
   for (const { group, cells } of groups.values()) {
     const data = [];
     for (const [bucket, cell] of [...cells].sort((x, y) => x[0] - y[0])) {
       const metrics = [];
       for (const name of order) {
-        if (name === 'oServiceLevel') {
+        if (SL_METRICS.includes(name)) {
           if (plan.wantSl && cell.sl) {
             const s = cell.sl;
-            const numerator = s.tAnswered - s.nOverSla;
-            let denominator = s.tAnswered + s.tAbandon;
-            if (settings.includeFlowOuts) denominator += s.tFlowOut;
-            if (!settings.includeShortAbandons) denominator -= s.tShortAbandon;
+            const standard = STANDARD.some((m) => s[m] > 0);
+            const callback = CALLBACK.some((m) => s[m] > 0);
             const queue = group.queueId;
             const target = (queue !== undefined ? settings.queues[queue]?.target : undefined) ?? settings.target;
-            metrics.push({
-              metric: name,
-              stats:
-                denominator > 0 ? { ratio: numerator / denominator, numerator, denominator, target } : { numerator, denominator, target },
-            });
+            const ratio = (numerator: number, denominator: number) =>
+              denominator > 0 ? { ratio: numerator / denominator, numerator, denominator, target } : { numerator, denominator, target };
+            if (name === 'oServiceLevel' && standard) {
+              let denominator = s.tAnswered + s.tAbandon;
+              if (settings.includeFlowOuts) denominator += s.tFlowOut;
+              if (!settings.includeShortAbandons) denominator -= s.tShortAbandon;
+              metrics.push({ metric: name, stats: ratio(s.tAnswered - s.nOverSla, denominator) });
+            }
+            if (name === 'oCallbackServiceLevel' && callback) {
+              const denominator = s.tCallbackConnect + s.tCallbackAbandon + s.tCallbackNotReached;
+              metrics.push({ metric: name, stats: ratio(s.tCallbackConnect - s.nCallbackOverSla, denominator) });
+            }
+            if (name === 'oServiceTarget' && (standard || callback)) metrics.push({ metric: name, stats: { target } });
           }
           continue;
         }
