@@ -432,7 +432,8 @@ function waitForAgent(play: Play, visit: Visit, contact: Contact, entry: number)
   const rng = play.rng;
   let firstDelay = rng.exponential(queue.meanWaitMs * loadFactor(contact.stream, entry) * (rng.chance(0.05) ? 5 : 1));
   if (queue.staffedHours === 'business') firstDelay += nextStaffed(entry) - entry;
-  const abandonAt = entry + Math.round(rng.exponential(queue.patienceMeanMs));
+  // At least 1 ms: a caller who hangs up the instant they are queued still waited (a segment is never empty).
+  const abandonAt = entry + Math.max(1, Math.round(rng.exponential(queue.patienceMeanMs)));
   let flowAt = entry + queue.flowOutAfterMs;
   // A quarter of callers would take the "press 1 to leave a message" option if still waiting at the announcement.
   if (queue.mediaType === 'voice' && contact.direction === 'inbound' && rng.chance(0.25)) {

@@ -10,7 +10,8 @@
 /** Where in a conversation-detail record a dimension's value is read (docs/catalogue.md, "How a dimension applies"). */
 export type DimensionLevel = 'conversation' | 'participant' | 'session' | 'segment' | 'derived';
 /** How the record states the value: kept as text (booleans "true"/"false", integers in decimal). */
-export type FieldKind = 'string' | 'boolean' | 'integer' | 'strings' | 'integers';
+/** `properties`: segment properties `[{property, propertyType, value}]`, kept as `property\u0000value` each. */
+export type FieldKind = 'string' | 'boolean' | 'integer' | 'strings' | 'integers' | 'properties';
 
 export interface DimensionDef {
   name: string;
@@ -24,6 +25,8 @@ export interface DimensionDef {
   numeric?: true;
   /** Accepted in filters only (Genesys' predicate enum has it; its groupBy enum does not). */
   filterOnly?: true;
+  /** Stored for `property` predicates, never named as a dimension in a query. */
+  hidden?: true;
 }
 
 type Named<N extends string> = DimensionDef & { name: N };
@@ -142,13 +145,20 @@ export const DIMENSION_DEFS = [
   multi(numeric(s('waitingInteractionCount', 'waitingInteractionCounts', 'integers'))),
   { ...derived('canonicalExternalContactId'), filterOnly: true },
   { ...derived('reoffered'), filterOnly: true },
+  // Segment properties ([{property, propertyType, value}]), for `property` predicates (query/filter.ts).
+  { ...multi(g('segmentProperty', 'properties', 'properties')), hidden: true },
 ] as const satisfies readonly DimensionDef[];
 const DEFS: readonly DimensionDef[] = DIMENSION_DEFS;
 
 export type Dimension = (typeof DIMENSION_DEFS)[number]['name'];
+/** Every stored dimension, in storage order (arrays of dimension values are indexed by this). */
 export const DIMENSIONS: readonly Dimension[] = DIMENSION_DEFS.map((d) => d.name);
+/** Dimensions a query's dimension predicates may name: Genesys' 85 (the hidden segment properties are reached by `property` predicates). */
+export const FILTER_DIMENSIONS: readonly Dimension[] = DIMENSIONS.filter((_, i) => DEFS[i]!.hidden !== true);
 /** Dimensions a query may group by (all but the filter-only ones). */
-export const GROUP_BY_DIMENSIONS: readonly Dimension[] = DIMENSIONS.filter((_, i) => DEFS[i]!.filterOnly !== true);
+export const GROUP_BY_DIMENSIONS: readonly Dimension[] = DIMENSIONS.filter(
+  (_, i) => DEFS[i]!.filterOnly !== true && DEFS[i]!.hidden !== true,
+);
 export const DIMENSION_INDEX: Readonly<Record<Dimension, number>> = Object.fromEntries(DIMENSIONS.map((d, i) => [d, i])) as Record<
   Dimension,
   number

@@ -4,7 +4,14 @@
  * accepts each of them, groups by each groupBy one and filters by each filter one.
  */
 import { describe, expect, it } from 'vitest';
-import { DIMENSIONS, GROUP_BY_DIMENSIONS, METRIC_NAMES, METRICS, MULTI_VALUED, NUMERIC } from '../../src/analytics/catalog';
+import {
+  FILTER_DIMENSIONS as DIMENSIONS,
+  GROUP_BY_DIMENSIONS,
+  METRIC_NAMES,
+  METRICS,
+  MULTI_VALUED,
+  NUMERIC,
+} from '../../src/analytics/catalog';
 import reference from '../fixtures/shared/reference/genesys-aggregate-catalogue.json';
 import { query, queryOk } from './analytics-api';
 

@@ -1,5 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DIMENSION_INDEX, DIMENSIONS, GROUP_BY_DIMENSIONS, METRIC_NAMES, NUMERIC, type Dimension } from '../../src/analytics/catalog';
+import {
+  DIMENSION_INDEX,
+  FILTER_DIMENSIONS,
+  GROUP_BY_DIMENSIONS,
+  METRIC_NAMES,
+  NUMERIC,
+  type Dimension,
+} from '../../src/analytics/catalog';
 import { simulateConversations } from '../../scripts/simulator';
 import { send } from '../helpers';
 import {
@@ -83,7 +90,7 @@ function randomQuery(rand: () => number): AggregateQuery {
   if (rand() < 0.8) query.metrics = subset(METRIC_NAMES, 6);
   if (rand() < 0.6) {
     const predicate = (): Predicate => {
-      const dimension = pick(rand() < 0.7 ? rollupDims : DIMENSIONS);
+      const dimension = pick(rand() < 0.7 ? rollupDims : FILTER_DIMENSIONS);
       const op = rand();
       if (op < 0.15) return { dimension, operator: 'exists' };
       if (op < 0.3) return { dimension, operator: 'notExists' };

@@ -361,7 +361,16 @@ describe('validation of the rest of the language', () => {
       { filter: { type: 'and', predicates: [{ type: 'metric', metric: 'oServiceLevel', range: { gt: 0 } }] } },
       'filter.predicates[0].metric',
     ],
-    ['a property predicate', { filter: { type: 'and', predicates: [{ type: 'property', value: 'x' }] } }, 'filter.predicates[0].type'],
+    [
+      'a property predicate without its property',
+      { filter: { type: 'and', predicates: [{ type: 'property', value: 'x' }] } },
+      'filter.predicates[0].property',
+    ],
+    [
+      'a predicate of no known type',
+      { filter: { type: 'and', predicates: [{ type: 'segment', value: 'x' }] } },
+      'filter.predicates[0].type',
+    ],
     ['topN without sortMetric', { queryType: 'topN' }, 'sortMetric'],
     ['sortMetric with groupBy', { sortMetric: { name: 'tTalk', function: 'sum' } }, 'sortMetric'],
     ['limit with groupBy', { limit: 5 }, 'limit'],

@@ -11,7 +11,7 @@
 import { env } from 'cloudflare:test';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DIMENSIONS, GROUP_BY_DIMENSIONS, METRIC_NAMES, OBSERVED_METRIC_NAMES } from '../../src/analytics/catalog';
+import { FILTER_DIMENSIONS, GROUP_BY_DIMENSIONS, METRIC_NAMES, OBSERVED_METRIC_NAMES } from '../../src/analytics/catalog';
 import {
   aggregateObservations,
   canonicalize,
@@ -107,7 +107,7 @@ const GRANULARITY: [string | undefined, number][] = [
   ['P1D', DAY],
 ];
 
-const dimensionArb = fc.constantFrom(...DIMENSIONS);
+const dimensionArb = fc.constantFrom(...FILTER_DIMENSIONS);
 const groupByArb = fc.constantFrom(...GROUP_BY_DIMENSIONS);
 const valueFor = (dimension: string) =>
   fc.oneof(

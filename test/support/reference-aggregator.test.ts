@@ -1352,9 +1352,10 @@ describe('unsupported query features', () => {
     expect(q({ granularity: 'P1DT12H' })).toThrow(/granularity/);
     expect(q({ granularity: 'PT0M' })).toThrow(/granularity/);
     expect(q({ alternateTimeDimension: 'processingTime' })).toThrow(/alternateTimeDimension/);
-    expect(q({ filter: { type: 'and', predicates: [{ type: 'property', dimension: 'x' } as unknown as Predicate] } })).toThrow(
+    expect(q({ filter: { type: 'and', predicates: [{ type: 'segment', dimension: 'x' } as unknown as Predicate] } })).toThrow(
       /predicate type/,
     );
+    expect(q({ filter: { type: 'and', predicates: [{ type: 'property', dimension: 'x' } as unknown as Predicate] } })).toThrow(/property/);
     expect(q({ filter: { type: 'and', predicates: [metricIs('oServiceLevel', { gte: 0.5 })] } })).toThrow(/calculated/);
     expect(q({ filter: { type: 'and', predicates: [metricIs('tTalk', {})] } })).toThrow(/bound/);
     expect(q({ filter: { type: 'and', predicates: [{ dimension: 'queueId' }] } })).toThrow(/value/);

@@ -88,7 +88,17 @@ export interface MetricPredicate {
   range: NumericRange;
 }
 
-export type Predicate = DimensionPredicate | MetricPredicate;
+/** A segment property predicate (Genesys' AnalyticsQueryPredicate with type "property"). */
+export interface PropertyPredicate {
+  type: 'property';
+  property: string;
+  propertyType: 'bool' | 'integer' | 'real' | 'date' | 'string' | 'uuid';
+  operator?: 'matches' | 'exists' | 'notExists';
+  value?: string;
+  range?: NumericRange;
+}
+
+export type Predicate = DimensionPredicate | MetricPredicate | PropertyPredicate;
 
 export interface Filter {
   type: 'and' | 'or';
@@ -249,6 +259,18 @@ function segmentField(segments: Fields[], field: string, multi: boolean, time: n
   return best?.value;
 }
 
+/** The properties of the latest segment (by start) started at or before `time` that has any, as "name\0value". */
+function segmentProperties(segments: Fields[], time: number): string[] | undefined {
+  let best: { start: number; list: { property: string; value?: string }[] } | undefined;
+  for (const segment of segments) {
+    const start = Date.parse(segment.segmentStart as string);
+    const list = segment.properties as { property: string; value?: string }[] | undefined;
+    if (!list?.length || start > time) continue;
+    if (best === undefined || start >= best.start) best = { start, list };
+  }
+  return best && [...new Set(best.list.map((p) => `${p.property}\u0000${p.value ?? ''}`))];
+}
+
 /**
  * Turns records into observations: every dimension of the catalogue read at its level (docs/catalogue.md, "How a
  * dimension applies to a metric"), the derived ones by the rules written there, inapplicable dimensions dropped,
@@ -292,6 +314,11 @@ export function observationsFromRecords(records: readonly ConversationRecord[]):
           for (const d of DIMENSION_DEFS as readonly DimensionDef[]) {
             const name = d.name as Dimension;
             const multi = d.multi === true;
+            if (d.kind === 'properties') {
+              // The segment current at the emit that has properties: its [name, value] pairs.
+              set(name, segmentProperties(segments, time));
+              continue;
+            }
             if (d.level === 'conversation') set(name, readField(record as unknown as Fields, d.field!, multi));
             else if (d.level === 'participant') set(name, readField(participant as unknown as Fields, d.field!, multi));
             else if (d.level === 'session') set(name, readField(session as unknown as Fields, d.field!, multi));
@@ -531,6 +558,13 @@ function checkFilter(filter: Filter): void {
       checkRange(predicate.range, ['gt', 'gte', 'lt', 'lte'], `metric predicate on ${predicate.metric}`);
       continue;
     }
+    if (predicate.type === 'property') {
+      if (typeof predicate.property !== 'string' || predicate.property === '')
+        throw new Error('reference: property predicate needs a property');
+      if (predicate.range !== undefined)
+        checkRange(predicate.range, ['gt', 'gte', 'lt', 'lte'], `property predicate on ${predicate.property}`);
+      continue;
+    }
     if (predicate.type !== undefined && predicate.type !== 'dimension') {
       throw new Error(`reference: unsupported predicate type ${String(predicate.type)}`);
     }
@@ -553,7 +587,25 @@ function checkFilter(filter: Filter): void {
  * never applies to `def` (rule 2; `def` is the observation's metric, or oServiceLevel for its components). A metric
  * predicate speaks only about observations of its own metric.
  */
+function judgeProperty(p: PropertyPredicate, observation: Observation): boolean {
+  const entries = ((observation.dims.segmentProperty as string[] | undefined) ?? [])
+    .map((e) => e.split('\u0000'))
+    .filter(([name]) => name === p.property)
+    .map(([, value]) => value ?? '');
+  const operator = p.operator ?? 'matches';
+  if (operator === 'exists') return entries.length > 0;
+  if (operator === 'notExists') return entries.length === 0;
+  const number = (v: string) => (p.propertyType === 'date' ? Date.parse(v) : v.trim() === '' ? Number.NaN : Number(v));
+  return entries.some((v) => {
+    if (p.range !== undefined) return Number.isFinite(number(v)) && inRange(number(v), p.range);
+    if (p.propertyType === 'integer' || p.propertyType === 'real' || p.propertyType === 'date') return number(v) === number(p.value!);
+    if (p.propertyType === 'bool') return v.toLowerCase() === p.value!.toLowerCase();
+    return v === p.value;
+  });
+}
+
 function judgePredicate(predicate: Predicate, observation: Observation, def: MetricDef): Opinion {
+  if (predicate.type === 'property') return judgeProperty(predicate, observation);
   if (predicate.type === 'metric') {
     if (predicate.metric !== observation.metric) return undefined;
     return inRange(observation.value, predicate.range);

@@ -84,7 +84,21 @@ const CHECK: Record<FieldKind, (value: unknown) => unknown> = {
   integer,
   strings: (value) => list(value, L.maxListLength).map(str),
   integers: (value) => list(value, L.maxListLength).map(integer),
+  properties: (value) =>
+    list(value, L.maxListLength).map((item) => {
+      if (!isObject(item)) throw DECLINE;
+      const out: Json = { property: str(item.property) };
+      optional(out, 'propertyType', item.propertyType, str);
+      optional(out, 'value', item.value, text);
+      return out;
+    }),
 };
+
+/** A string that may be empty (a property's value). */
+function text(value: unknown): string {
+  if (typeof value !== 'string' || value.length > L.maxStringLength) throw DECLINE;
+  return value;
+}
 
 /** The fields a level's dimensions are read from (record-fields.ts), as the schema's readFields checks them. */
 function readFields(out: Json, value: Json, level: RecordLevel): void {

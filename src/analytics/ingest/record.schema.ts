@@ -52,6 +52,10 @@ const FIELD: Record<FieldKind, z.ZodType> = {
   integer,
   strings: z.array(str).max(L.maxListLength),
   integers: z.array(integer).max(L.maxListLength),
+  // Segment properties as Genesys writes them; a value may be empty.
+  properties: z
+    .array(z.object({ property: str, propertyType: optional(str), value: optional(z.string().max(L.maxStringLength)) }))
+    .max(L.maxListLength),
 };
 
 /** The fields a level's dimensions are read from (record-fields.ts), each optional, with its kind's schema. */

@@ -88,6 +88,9 @@ function fieldValue(source: Fields, read: Read): DimValue | undefined {
       return distinct(raw as string[]);
     case 'integers':
       return distinct((raw as number[]).map(String));
+    case 'properties':
+      // `property NUL value`: a property predicate matches the name, then the value (query/filter.ts).
+      return distinct((raw as { property: string; value?: string }[]).map((p) => `${p.property}\u0000${p.value ?? ''}`));
   }
 }
 

@@ -26,7 +26,24 @@ export interface MetricPredicate {
   range: MetricRange;
 }
 
-export type Predicate = DimensionPredicate | MetricPredicate;
+/** A segment property's type, as Genesys' records and predicates name it. */
+export type PropertyType = 'bool' | 'integer' | 'real' | 'date' | 'string' | 'uuid';
+
+/**
+ * A predicate on the segment properties (`properties[]` of the segment current at the emit): one named
+ * `property` exists, or its value matches `value` (compared as `propertyType` says) or lies in `range`
+ * (integer, real; date as epoch ms).
+ */
+export interface PropertyPredicate {
+  type: 'property';
+  property: string;
+  propertyType: PropertyType;
+  operator: PredicateOperator;
+  value?: string;
+  range?: MetricRange;
+}
+
+export type Predicate = DimensionPredicate | MetricPredicate | PropertyPredicate;
 
 export interface Clause {
   type: FilterType;
@@ -85,7 +102,47 @@ function combine(type: FilterType, parts: Part[]): Part {
   };
 }
 
+const PROPERTIES = DIMENSION_INDEX.segmentProperty;
+
+/** A property's stored value (`name NUL value`) as the predicate's type compares it: a number, or the text. */
+function propertyTest(p: PropertyPredicate): (value: string) => boolean {
+  const numeric = p.propertyType === 'integer' || p.propertyType === 'real' || p.propertyType === 'date';
+  const asNumber = (v: string) => (p.propertyType === 'date' ? Date.parse(v) : v.trim() === '' ? Number.NaN : Number(v));
+  if (p.range) {
+    const { gt, gte, lt, lte } = p.range;
+    return (v) => {
+      const n = asNumber(v);
+      return (
+        Number.isFinite(n) &&
+        (gt === undefined || n > gt) &&
+        (gte === undefined || n >= gte) &&
+        (lt === undefined || n < lt) &&
+        (lte === undefined || n <= lte)
+      );
+    };
+  }
+  if (p.value === undefined) return () => true;
+  const wanted = p.value;
+  if (numeric) {
+    const n = asNumber(wanted);
+    return (v) => asNumber(v) === n;
+  }
+  // bool: "true"/"True" alike; string and uuid: exact text.
+  return p.propertyType === 'bool' ? (v) => v.toLowerCase() === wanted.toLowerCase() : (v) => v === wanted;
+}
+
+function compileProperty(p: PropertyPredicate): Part {
+  const prefix = `${p.property}\u0000`;
+  const test = propertyTest(p);
+  const found = (dims: DimValues): boolean => {
+    const stored = dims[PROPERTIES] as readonly string[] | undefined;
+    return stored?.some((entry) => entry.startsWith(prefix) && (p.operator !== 'matches' || test(entry.slice(prefix.length)))) === true;
+  };
+  return (_applies, _m, dims) => ((p.operator === 'notExists' ? !found(dims) : found(dims)) ? TRUE : FALSE);
+}
+
 function compilePredicate(p: Predicate): Part {
+  if (p.type === 'property') return compileProperty(p);
   if (p.type === 'metric') {
     const target = METRIC_INDEX.get(p.metric)!;
     const { gt, gte, lt, lte } = p.range;
@@ -137,7 +194,11 @@ function allPredicates(filter: Filter | undefined): Predicate[] {
 /** Every dimension the filter reads. */
 export function filterDimensions(filter: Filter | undefined): Set<Dimension> {
   const out = new Set<Dimension>();
-  for (const p of allPredicates(filter)) if (p.type === 'dimension') out.add(p.dimension);
+  for (const p of allPredicates(filter)) {
+    if (p.type === 'dimension') out.add(p.dimension);
+    // Properties are read from the raw observations only.
+    if (p.type === 'property') out.add('segmentProperty');
+  }
   return out;
 }
 

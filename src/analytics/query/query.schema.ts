@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   DIMENSION_INDEX,
+  FILTER_DIMENSIONS,
   DIMENSIONS,
   GROUP_BY_DIMENSIONS,
   METRIC_NAMES,
@@ -17,11 +18,13 @@ function allowed(what: string, values: readonly string[]) {
     `Value [${describeInput(issue.input)}] is not valid for field type [${what}]. Allowable values are: ${values.join(', ')}`;
 }
 
-const dimension = z.enum(DIMENSIONS as [Dimension, ...Dimension[]], { error: allowed('dimension', DIMENSIONS) });
+const dimension = z.enum(FILTER_DIMENSIONS as [Dimension, ...Dimension[]], { error: allowed('dimension', FILTER_DIMENSIONS) });
 const groupByDimension = z.enum(GROUP_BY_DIMENSIONS as [Dimension, ...Dimension[]], {
   error: allowed('groupBy dimension', GROUP_BY_DIMENSIONS),
 });
 const NUMERIC_DIMENSIONS = DIMENSIONS.filter((_, i) => NUMERIC[i]);
+const PROPERTY_TYPES = ['bool', 'integer', 'real', 'date', 'string', 'uuid'] as const;
+const RANGED_PROPERTY_TYPES: readonly string[] = ['integer', 'real', 'date'];
 const metric = z.enum(METRIC_NAMES as [string, ...string[]], { error: allowed('metric', METRIC_NAMES) });
 const observedMetric = z.enum(OBSERVED_METRIC_NAMES as [string, ...string[]], { error: allowed('observed metric', OBSERVED_METRIC_NAMES) });
 const TIMER_METRICS = METRICS.filter((m) => m.kind === 'timer').map((m) => m.name);
@@ -67,6 +70,41 @@ const dimensionPredicate = z
     }
   });
 
+/** Genesys' property predicate (AnalyticsQueryPredicate): a segment property by name and type. */
+const propertyPredicate = z
+  .strictObject({
+    type: z.literal('property'),
+    property: z.string().min(1).max(L.maxStringLength),
+    propertyType: z.enum(PROPERTY_TYPES, { error: allowed('propertyType', PROPERTY_TYPES) }),
+    operator: z
+      .enum(['matches', 'exists', 'notExists'], { error: allowed('operator', ['matches', 'exists', 'notExists']) })
+      .default('matches'),
+    value: z.string().max(L.maxStringLength).optional(),
+    range: numericRange.optional(),
+  })
+  .superRefine((p, ctx) => {
+    if (p.operator === 'matches' && p.value === undefined && p.range === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['value'], message: 'A matches property predicate needs a value or a range' });
+    }
+    if (p.value !== undefined && p.range !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['range'], message: 'A predicate takes a value or a range, not both' });
+    }
+    if (p.operator !== 'matches' && (p.value !== undefined || p.range !== undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [p.value !== undefined ? 'value' : 'range'],
+        message: `A ${p.operator} predicate takes no value or range`,
+      });
+    }
+    if (p.range !== undefined && !RANGED_PROPERTY_TYPES.includes(p.propertyType)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['range'],
+        message: `range applies to properties of type ${RANGED_PROPERTY_TYPES.join(', ')} (dates as epoch ms)`,
+      });
+    }
+  });
+
 const metricPredicate = z.strictObject({
   type: z.literal('metric'),
   metric: observedMetric,
@@ -77,20 +115,18 @@ const metricPredicate = z.strictObject({
 });
 
 /**
- * Genesys lets `type` be inferred: a predicate naming a metric is a metric predicate, one naming a
- * dimension a dimension predicate. `property` predicates (segment properties) are not answered yet:
- * refused by name rather than ignored.
+ * Genesys lets `type` be inferred ("can usually be inferred"): a predicate naming a metric is a metric
+ * predicate, one naming a property a property predicate, one naming a dimension a dimension predicate.
  */
 const predicate = z.preprocess(
   (p) => {
     if (typeof p !== 'object' || p === null || Array.isArray(p) || 'type' in p) return p;
-    return { ...p, type: 'metric' in p ? 'metric' : 'dimension' in p ? 'dimension' : 'range' in p ? 'metric' : 'dimension' };
+    const type =
+      'metric' in p ? 'metric' : 'property' in p ? 'property' : 'dimension' in p ? 'dimension' : 'range' in p ? 'metric' : 'dimension';
+    return { ...p, type };
   },
-  z.discriminatedUnion('type', [dimensionPredicate, metricPredicate], {
-    error: (issue) =>
-      (issue.input as { type?: unknown } | undefined)?.type === 'property'
-        ? 'Predicates of type "property" are not supported by this service; filter on dimensions or metrics'
-        : allowed('predicate type', ['dimension', 'metric'])(issue),
+  z.discriminatedUnion('type', [dimensionPredicate, metricPredicate, propertyPredicate], {
+    error: allowed('predicate type', ['dimension', 'metric', 'property']),
   }),
 );
 
