@@ -19,6 +19,11 @@ export const ANALYTICS_LIMITS = {
   /** Most groups in one answer; a query that would produce more gets 400 asking to narrow it. */
   maxGroups: 50_000,
   /**
+   * Most groups one observation may fall in: a group per value of each multi-valued groupBy dimension,
+   * every combination (100 divisions × 100 skills would be 10,000 additions per observation). Beyond: 413.
+   */
+  maxGroupsPerObservation: 100,
+  /**
    * Most stats entries one query may compute: metric cells (group × bucket × metric, view targets and
    * the sort metric included), oServiceLevel entries and view entries. Counted as they are created,
    * so a query is stopped (413) long before its answer exists. About 80 bytes of answer each (bench

@@ -149,3 +149,52 @@ describe('a large query does not hold other requests', () => {
     expect(order).toEqual(['cheap', 'large']);
   });
 });
+
+describe('groups per observation (multi-valued dimensions)', () => {
+  const HOUR = '2003-09-09T10:00:00.000Z/2003-09-09T11:00:00.000Z';
+  beforeAll(async () => {
+    // 11 divisions × 10 requested skills: 110 groups for its observation when grouped by both.
+    await ingestOk([
+      {
+        conversationId: 'fan-out',
+        conversationStart: '2003-09-09T10:00:00.000Z',
+        divisionIds: Array.from({ length: 11 }, (_, i) => `d${i}`),
+        participants: [
+          {
+            participantId: 'p',
+            purpose: 'acd',
+            sessions: [
+              {
+                sessionId: 's',
+                mediaType: 'voice',
+                segments: [
+                  {
+                    segmentStart: '2003-09-09T10:00:00.000Z',
+                    queueId: 'q',
+                    requestedRoutingSkillIds: Array.from({ length: 10 }, (_, i) => `s${i}`),
+                  },
+                ],
+                metrics: [{ name: 'nOffered', value: 1, emitDate: '2003-09-09T10:00:00.000Z' }],
+              },
+            ],
+          },
+        ],
+      },
+    ]);
+  });
+
+  it(`answers up to ${ANALYTICS_LIMITS.maxGroupsPerObservation} groups for one observation, 413 beyond, and flattened always`, async () => {
+    expect((await queryOk({ interval: HOUR, groupBy: ['divisionId'], metrics: ['nOffered'] })).results).toHaveLength(11);
+    expect((await queryOk({ interval: HOUR, groupBy: ['requestedRoutingSkillId'], metrics: ['nOffered'] })).results).toHaveLength(10);
+    const both = await query({ interval: HOUR, groupBy: ['divisionId', 'requestedRoutingSkillId'], metrics: ['nOffered'] });
+    expectError(both, 413, 'payload.too.large');
+    expect(both.body.message).toContain('flattenMultivaluedDimensions');
+    const flat = await queryOk({
+      interval: HOUR,
+      groupBy: ['divisionId', 'requestedRoutingSkillId'],
+      metrics: ['nOffered'],
+      flattenMultivaluedDimensions: true,
+    });
+    expect(flat.results).toHaveLength(1);
+  });
+});

@@ -2,7 +2,7 @@ import { APPLIES, CALLBACK_SERVICE_LEVEL, DIMENSION_INDEX, METRICS, SERVICE_LEVE
 import { invalidValue } from '../../errors';
 import type { DimValue, DimValues } from '../ingest/to-observations';
 import type { CompiledFilter } from './filter';
-import { tooManyCells } from './too-large';
+import { tooManyCells, tooManyGroupsPerObservation } from './too-large';
 import { emptyCounts, type ServiceLevelCounts } from '../service-level';
 
 /** A rangeBound view: the target's observations with value in [gte, lt). */
@@ -34,6 +34,8 @@ export interface AggregateSpec {
   rank?: RankSpec;
   /** flattenMultivaluedDimensions: a list is one group value, joined by commas, instead of a group per value. */
   flatten?: boolean;
+  /** Most groups one observation may fall in (multi-valued dimensions); one more throws 413. Default: no bound. */
+  maxGroupsPerObservation?: number;
 }
 
 export interface Accumulator {
@@ -296,10 +298,15 @@ export class Aggregation {
     const out = this.found;
     out.length = 0;
     this.walk(this.groups, 0, applies, dims, out);
+    const max = this.spec.maxGroupsPerObservation;
+    if (max !== undefined && out.length > max) throw tooManyGroupsPerObservation(max);
     return out;
   }
 
   private walk(node: GroupTrie, level: number, applies: readonly boolean[], dims: DimValues, out: GroupState[]): void {
+    // Stop as soon as the bound is passed: the walk itself is the cost it bounds.
+    const max = this.spec.maxGroupsPerObservation;
+    if (max !== undefined && out.length > max) return;
     const v = this.levelValue(level, applies, dims);
     if (v === undefined || typeof v === 'string') this.step(node, level, v, applies, dims, out);
     else for (const one of v) this.step(node, level, one, applies, dims, out);

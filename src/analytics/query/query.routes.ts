@@ -39,6 +39,7 @@ export const queryRoutes = new Hono<AppEnv>().post(
       flatten: query.flattenMultivaluedDimensions === true,
       filter: compileFilter(query.filter),
       maxGroups: ANALYTICS_LIMITS.maxGroups,
+      maxGroupsPerObservation: ANALYTICS_LIMITS.maxGroupsPerObservation,
       maxCells: ANALYTICS_LIMITS.maxAnswerCells,
       views: query.views.map((v) => ({ name: v.name, target: index(v.target), gte: v.range.gte, lt: v.range.lt })),
       rank:

@@ -28,3 +28,11 @@ export function tooManyRawConversations(max: number): DomainError {
       `buckets not aligned to 15 minutes, userId in buckets under an hour, metric predicates, views). ${NARROW} ${NO_JOBS}`,
   );
 }
+
+export function tooManyGroupsPerObservation(max: number): DomainError {
+  return new DomainError(
+    'too-large',
+    `An observation falls in more than ${max.toLocaleString('en-US')} groups (one per value of each multi-valued groupBy dimension, ` +
+      'and every combination of them). Group by fewer multi-valued dimensions, or set flattenMultivaluedDimensions to true.',
+  );
+}
