@@ -36,39 +36,48 @@ const numericRange = z
   .strictObject({ gt: bound, gte: bound, lt: bound, lte: bound }, { error: 'A range is {gt, gte, lt, lte}, numbers' })
   .refine((r) => [r.gt, r.gte, r.lt, r.lte].some((b) => b !== undefined), 'range needs at least one of gt, gte, lt, lte');
 
+const OPERATORS = ['matches', 'exists', 'notExists'] as const;
+const operator = z.enum(OPERATORS, { error: allowed('operator', OPERATORS) }).default('matches');
+/** The right-hand side of a dimension or property predicate: a value or a range for `matches`, nothing otherwise. */
+const rightHandSide = {
+  operator,
+  value: z.string().max(L.maxStringLength).optional(),
+  range: numericRange.optional(),
+};
+
+type RightHandSide = { operator: (typeof OPERATORS)[number]; value?: string; range?: unknown };
+
+/** The rules both predicates share; `rangeRefused` says why this one takes no range (undefined: it does). */
+function checkRightHandSide(p: RightHandSide, ctx: z.RefinementCtx, needs: string, rangeRefused: string | undefined): void {
+  if (p.operator === 'matches' && p.value === undefined && p.range === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['value'], message: needs });
+  }
+  if (p.value !== undefined && p.range !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['range'], message: 'A predicate takes a value or a range, not both' });
+  }
+  if (p.operator !== 'matches' && (p.value !== undefined || p.range !== undefined)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [p.value !== undefined ? 'value' : 'range'],
+      message: `A ${p.operator} predicate takes no value or range`,
+    });
+  }
+  if (p.range !== undefined && rangeRefused !== undefined) ctx.addIssue({ code: 'custom', path: ['range'], message: rangeRefused });
+}
+
+// Genesys: "Right hand side for dimension predicates" takes a range on numeric dimensions (agentRank, mediaCount…).
 const dimensionPredicate = z
-  .strictObject({
-    type: z.literal('dimension'),
-    dimension,
-    operator: z
-      .enum(['matches', 'exists', 'notExists'], { error: allowed('operator', ['matches', 'exists', 'notExists']) })
-      .default('matches'),
-    value: z.string().max(L.maxStringLength).optional(),
-    // Genesys: "Right hand side for dimension predicates" on numeric dimensions (agentRank, mediaCount…).
-    range: numericRange.optional(),
-  })
-  .superRefine((p, ctx) => {
-    if (p.operator === 'matches' && p.value === undefined && p.range === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['value'], message: 'A matches predicate needs a value (or a range, on a numeric dimension)' });
-    }
-    if (p.value !== undefined && p.range !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['range'], message: 'A predicate takes a value or a range, not both' });
-    }
-    if (p.operator !== 'matches' && (p.value !== undefined || p.range !== undefined)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [p.value !== undefined ? 'value' : 'range'],
-        message: `A ${p.operator} predicate takes no value or range`,
-      });
-    }
-    if (p.range !== undefined && !NUMERIC[DIMENSION_INDEX[p.dimension]]) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['range'],
-        message: `range applies to numeric dimensions only (${NUMERIC_DIMENSIONS.join(', ')}); ${p.dimension} takes a value`,
-      });
-    }
-  });
+  .strictObject({ type: z.literal('dimension'), dimension, ...rightHandSide })
+  .superRefine((p, ctx) =>
+    checkRightHandSide(
+      p,
+      ctx,
+      'A matches predicate needs a value (or a range, on a numeric dimension)',
+      NUMERIC[DIMENSION_INDEX[p.dimension]]
+        ? undefined
+        : `range applies to numeric dimensions only (${NUMERIC_DIMENSIONS.join(', ')}); ${p.dimension} takes a value`,
+    ),
+  );
 
 /** Genesys' property predicate (AnalyticsQueryPredicate): a segment property by name and type. */
 const propertyPredicate = z
@@ -76,34 +85,18 @@ const propertyPredicate = z
     type: z.literal('property'),
     property: z.string().min(1).max(L.maxStringLength),
     propertyType: z.enum(PROPERTY_TYPES, { error: allowed('propertyType', PROPERTY_TYPES) }),
-    operator: z
-      .enum(['matches', 'exists', 'notExists'], { error: allowed('operator', ['matches', 'exists', 'notExists']) })
-      .default('matches'),
-    value: z.string().max(L.maxStringLength).optional(),
-    range: numericRange.optional(),
+    ...rightHandSide,
   })
-  .superRefine((p, ctx) => {
-    if (p.operator === 'matches' && p.value === undefined && p.range === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['value'], message: 'A matches property predicate needs a value or a range' });
-    }
-    if (p.value !== undefined && p.range !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['range'], message: 'A predicate takes a value or a range, not both' });
-    }
-    if (p.operator !== 'matches' && (p.value !== undefined || p.range !== undefined)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [p.value !== undefined ? 'value' : 'range'],
-        message: `A ${p.operator} predicate takes no value or range`,
-      });
-    }
-    if (p.range !== undefined && !RANGED_PROPERTY_TYPES.includes(p.propertyType)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['range'],
-        message: `range applies to properties of type ${RANGED_PROPERTY_TYPES.join(', ')} (dates as epoch ms)`,
-      });
-    }
-  });
+  .superRefine((p, ctx) =>
+    checkRightHandSide(
+      p,
+      ctx,
+      'A matches property predicate needs a value or a range',
+      RANGED_PROPERTY_TYPES.includes(p.propertyType)
+        ? undefined
+        : `range applies to properties of type ${RANGED_PROPERTY_TYPES.join(', ')} (dates as epoch ms)`,
+    ),
+  );
 
 const metricPredicate = z.strictObject({
   type: z.literal('metric'),
