@@ -14,7 +14,8 @@ export default defineConfig(async () => {
               // The Worker as deployed: its own entry and config, Durable Objects included.
               wrangler: { configPath: './wrangler.toml' },
               miniflare: {
-                bindings: { TEST_MIGRATIONS: migrations, ADMIN_TOKEN: 'test-admin-token' },
+                // Job units of at most 60 stats entries: the tests' small answers are split as a large export's are.
+                bindings: { TEST_MIGRATIONS: migrations, ADMIN_TOKEN: 'test-admin-token', AGGREGATE_JOB_UNIT_CELLS: '60' },
               },
             }),
           ],

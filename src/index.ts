@@ -3,6 +3,7 @@ import { createApp } from './app';
 // The Durable Object classes are exported by the Worker that routes to them (one deployable).
 export { RoomObject } from './chat/room/room-object';
 export { WebhookGate } from './chat/webhook-gate';
+export { AggregateJobRunner } from './analytics/jobs/job-runner';
 
 const app = createApp();
 

@@ -29,7 +29,7 @@ import {
 } from '../../src/analytics/ingest/observations-sql';
 import { packedRows, rollupRows } from '../../src/analytics/ingest/rollup-rows';
 import { notStoredYet, type ConversationWrite } from '../../src/analytics/ingest/write-plan';
-import { ROLLUP_DIMENSIONS, ROLLUPS, type Rollup } from '../../src/analytics/rollups';
+import { ROLLUP_DIMENSIONS, ROLLUP_TABLES as ROLLUPS, type Rollup } from '../../src/analytics/rollups';
 import { simulateConversations } from '../../scripts/simulator/index';
 import { FULL_SIM, QUICK_SIM, specKey } from '../lib/sim';
 import { findStoreDir } from '../lib/store';
@@ -49,6 +49,14 @@ function packAggUser(db: SqliteDatabase): number | undefined {
   db.transaction(() => statements.forEach((sql) => db.exec(sql)))();
   db.pragma('wal_checkpoint(TRUNCATE)');
   return performance.now() - t0;
+}
+
+const MIGRATION_0011 = path.join(import.meta.dirname, '../../migrations/0011_agg_user_more.sql');
+
+/** Applies migration 0011 (agg_user_more, empty) to a copy made before it. */
+function addAggUserMore(db: SqliteDatabase): void {
+  if (db.prepare(`SELECT 1 FROM sqlite_schema WHERE name = 'agg_user_more'`).get()) return;
+  for (const sql of readFileSync(MIGRATION_0011, 'utf8').split('--> statement-breakpoint')) db.exec(sql);
 }
 
 type Timings = Map<string, number[]>;
@@ -73,6 +81,7 @@ function main(): void {
   if (existsSync(`${source}-wal`)) copyFileSync(`${source}-wal`, `${copy}-wal`);
   const db = openSqliteFile(copy);
   const migrated = packAggUser(db);
+  addAggUserMore(db);
   if (migrated !== undefined) console.log(`applied migration 0005 to the copy in ${(migrated / 1000).toFixed(1)} s`);
   const t: Timings = new Map();
   const sizes: Record<string, number[]> = {};
@@ -90,8 +99,8 @@ function main(): void {
                WHERE coalesce(c.version, 0) <> j.value->>1)
            + (SELECT count(*) FROM json_each(?) j LEFT JOIN dim_values d ON d.id = j.value->>0
                WHERE d.dim IS NOT j.value->>1 OR d.value IS NOT j.value->>2)`);
-  const upsertConv = db.prepare(INSERT_CONVERSATIONS_SQL);
-  const meta = db.prepare(SPAN_CLASSES_SQL);
+  const upsertConv = db.prepare(INSERT_CONVERSATIONS_SQL.replace(/\?\d+/g, '?'));
+  const meta = db.prepare(SPAN_CLASSES_SQL.replace(/\?\d+/g, '?'));
   const dimValues = db.prepare('INSERT OR IGNORE INTO dim_values (dim, value) SELECT value->>0, value->>1 FROM json_each(?)');
   const dimSelect = db.prepare(
     'SELECT id, dim, value FROM dim_values WHERE (dim, value) IN (SELECT value->>0, value->>1 FROM json_each(?))',

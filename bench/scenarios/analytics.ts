@@ -171,7 +171,14 @@ async function ingestFresh(ctx: AnalyticsContext, persistTo: string, markerPath:
     if (dev.restarts() > 0) progress(`ingest: WARNING wrangler restarted workerd ${dev.restarts()} time(s) during the run`);
     await dev.stop();
     progress('ingest: measuring the D1 file (WAL checkpointed)');
-    const footprint = measureFootprint(d1File(persistTo), ['conversations', 'agg_media', 'agg_queue', 'agg_user', 'dim_values']);
+    const footprint = measureFootprint(d1File(persistTo), [
+      'conversations',
+      'agg_media',
+      'agg_queue',
+      'agg_user',
+      'agg_user_more',
+      'dim_values',
+    ]);
     const { latencies, ...rest } = run;
     const marker: IngestMarker = {
       spec: ctx.spec,

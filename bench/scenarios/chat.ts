@@ -292,7 +292,19 @@ const FLOOR_PAD = (() => {
   const uuid = '00000000-0000-4000-8000-000000000000';
   const createdAt = new Date().toISOString();
   const [switchboard] = encodeMessageFrames([
-    { id: uuid, roomId: uuid, seq: 1_000_000, webhookId: uuid, markdown: message, html: renderMarkdown(message), metadata, createdAt },
+    {
+      id: uuid,
+      roomId: uuid,
+      seq: 1_000_000,
+      webhookId: uuid,
+      markdown: message,
+      html: renderMarkdown(message),
+      metadata,
+      createdAt,
+      // What the bench's generic webhook's messages carry (its name, its kind's icon).
+      sender: { name: 'bench', iconUrl: '/assets/chat/icons/generic.svg' },
+      level: 'info',
+    },
   ]);
   const floor = JSON.stringify({
     type: 'messages',

@@ -46,6 +46,24 @@ export const ANALYTICS_LIMITS = {
    */
   rawQueriesAtOnce: 1,
   rawQueriesWaiting: 4,
+  /**
+   * Asynchronous aggregate jobs (analytics/jobs). A job answers its query in units, each within the
+   * bounds below (a unit too large is split: into halves of its buckets, then into shares of its
+   * groups), so an export has no group limit; its results are kept in pages of at most pageSize
+   * groups (default below) and jobPageBytes bytes, and all of them together at most jobResultBytes.
+   */
+  jobUnitCells: 25_000,
+  jobUnitBytes: 4 * 1024 * 1024,
+  /** A unit split into this many shares of its groups and still too large fails the job. */
+  maxJobGroupShares: 1_024,
+  defaultJobPageSize: 1_000,
+  maxJobPageSize: 10_000,
+  jobPageBytes: 1024 * 1024,
+  jobResultBytes: 64 * 1024 * 1024,
+  /** Jobs not yet finished at once; one more: 429. */
+  maxUnfinishedJobs: 10,
+  /** A finished job and its results are kept this long after it finished (an unfinished one, after it was submitted). */
+  jobTtlMs: 24 * 60 * 60 * 1000,
   /** Query body size. */
   queryBodyBytes: 256 * 1024,
   /** Ingest: conversations per request and body size. */

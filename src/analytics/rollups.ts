@@ -8,19 +8,22 @@ import { APPLIES, DIMENSION_INDEX, METRICS, MULTI_VALUED, metricIndex, type Dime
  * resolutions, is answered from the smallest such rollup at the coarsest such resolution.
  */
 export interface Rollup {
-  table: 'agg_media' | 'agg_queue' | 'agg_user';
+  table: 'agg_media' | 'agg_queue' | 'agg_user' | 'agg_user_more';
   /** Dimensions kept, with the column holding each one's dictionary id (0 = absent). */
   dims: readonly { dim: Dimension; column: string; index: number }[];
   /** Slot widths kept, in minutes, coarsest first (RESOLUTIONS_MINUTES, minus or plus a few). */
   resolutions: readonly number[];
+  /** The only metrics it keeps (catalogue indexes); undefined = every metric. */
+  keeps?: readonly number[];
   /** An index (db/schema.ts) that reaches one value of `dim` directly; readers use it whenever that dimension is fixed. */
   seekIndex?: { dim: Dimension; name: string };
   /**
    * Set for a packed rollup: one row per (res, slot, dims) with columns per metric of `metrics`
-   * (PackedMetric) instead of one row per metric. Every other metric is read from `othersFrom`, a
-   * rollup keeping the same resolutions and every dimension of this one that applies to them.
+   * (PackedMetric) instead of one row per metric. The metrics of `more` are read from it, a rollup
+   * keeping the same dimensions and resolutions one row per metric; every other metric from
+   * `othersFrom`, a rollup keeping the same resolutions and every dimension of this one that applies to them.
    */
-  packed?: { metrics: readonly PackedMetric[]; othersFrom: Rollup['table'] };
+  packed?: { metrics: readonly PackedMetric[]; more: Rollup; othersFrom: Rollup['table'] };
 }
 
 /** A metric of a packed rollup and its four columns (absent from a row: cnt = sum = 0, mn = mx = NULL). */
@@ -34,11 +37,10 @@ export interface PackedMetric {
 
 /**
  * The metrics agg_user keeps, packed: the 21 agent metrics of the first catalogue, in catalogue order,
- * which is the table's column order (db/packed-columns.ts). Metrics that never carry a userId are
- * read from agg_queue (the same cells). Agent metrics added since (issue 23: tCfcAnswered, tPark,
- * response times…) are not kept per user: a query that looks at userId (or teamId) with one of them
- * reads the raw observations (see `answers`). D1 allows at most 100 columns per table (6 key columns
- * + 4 × 21 = 90), so this layout cannot grow; the storage issue (24) replaces it.
+ * which is the table's column order (db/packed-columns.ts). D1 allows at most 100 columns per table
+ * (6 key columns + 4 × 21 = 90), so this layout does not grow: the agent metrics added since (issue
+ * 23: tCfcAnswered, tPark, response times, nConversations…) are kept per user in agg_user_more, one
+ * row per metric, and metrics that never carry a userId are read from agg_queue (the same cells).
  */
 export const USER_METRICS: readonly PackedMetric[] = AGG_USER_METRICS.map((name) => ({
   metric: metricIndex(name),
@@ -68,6 +70,25 @@ function rollup(
 /** Slot widths in minutes, coarsest first. Days and hours are UTC; 15 minutes covers every zone offset in use. */
 const RESOLUTIONS_MINUTES = [1440, 60, 15] as const;
 
+const USER_DIMS: [Dimension, string][] = [
+  ['mediaType', 'media'],
+  ['direction', 'direction'],
+  ['queueId', 'queue'],
+  ['userId', 'user'],
+];
+
+/**
+ * agg_user's companion (migration 0011): every stored metric a userId applies to that agg_user has no
+ * columns for, one row per metric like agg_queue. A metric added to the catalogue lands here with no
+ * migration. Not a rollup of its own for the planner: queries reach it through agg_user.
+ */
+const USER_MORE: Rollup = {
+  ...rollup('agg_user_more', USER_DIMS, [1440, 60], { dim: 'userId', name: 'agg_user_more_by_user' }),
+  keeps: METRICS.flatMap((m, i) =>
+    m.kind !== 'calculated' && APPLIES[i]![DIMENSION_INDEX.userId] && !USER_METRICS.some((p) => p.metric === i) ? [i] : [],
+  ),
+};
+
 /** Smallest first. */
 export const ROLLUPS: readonly Rollup[] = [
   // Half hours too, here only: a PT30M query over days of every metric (a wallboard's day view) then
@@ -82,32 +103,26 @@ export const ROLLUPS: readonly Rollup[] = [
   // the raw rows), for queries that want one agent in quarter hours, which read the raw store instead.
   // Packed (migration 0005): 7 times fewer rows, and ingest's upsert touches each row once.
   {
-    ...rollup(
-      'agg_user',
-      [
-        ['mediaType', 'media'],
-        ['direction', 'direction'],
-        ['queueId', 'queue'],
-        ['userId', 'user'],
-      ],
-      [1440, 60],
-      { dim: 'userId', name: 'agg_user_by_user' },
-    ),
-    packed: { metrics: USER_METRICS, othersFrom: 'agg_queue' },
+    ...rollup('agg_user', USER_DIMS, [1440, 60], { dim: 'userId', name: 'agg_user_by_user' }),
+    packed: { metrics: USER_METRICS, more: USER_MORE, othersFrom: 'agg_queue' },
   },
 ];
 
+/** Every rollup table ingest writes: the planner's rollups and the packed one's companion. */
+export const ROLLUP_TABLES: readonly Rollup[] = [...ROLLUPS, USER_MORE];
+
 /**
  * Whether `rollup` holds every cell of these metrics (undefined = all) that a query needs: a packed
- * rollup misses the metrics outside its columns that carry one of its extra dimensions (userId).
+ * rollup (with its companion) would miss metrics it keeps nowhere that carry one of its extra
+ * dimensions (userId). Today every metric is kept somewhere; this keeps the planner honest if not.
  */
 function holds(rollup: Rollup, metrics: readonly number[] | undefined): boolean {
   if (!rollup.packed) return true;
   const from = ROLLUP_BY_TABLE.get(rollup.packed.othersFrom)!;
   const extra = rollup.dims.filter((d) => !from.dims.some((x) => x.dim === d.dim));
-  const packed = new Set(rollup.packed.metrics.map((m) => m.metric));
+  const kept = new Set([...rollup.packed.metrics.map((m) => m.metric), ...(rollup.packed.more.keeps ?? [])]);
   const list = metrics ?? METRICS.map((_, i) => i);
-  return list.every((m) => packed.has(m) || METRICS[m]!.kind === 'calculated' || extra.every((d) => !APPLIES[m]![d.index]));
+  return list.every((m) => kept.has(m) || METRICS[m]!.kind === 'calculated' || extra.every((d) => !APPLIES[m]![d.index]));
 }
 
 /**

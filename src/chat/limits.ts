@@ -7,6 +7,10 @@ export const CHAT_LIMITS = {
   webhookBodyBytes: 512 * 1024,
   adminBodyBytes: 64 * 1024,
   nameChars: 100,
+  /** A post's own sender name (`username`), where the webhook allows overrides: trimmed, in code points. */
+  senderNameChars: 80,
+  /** A webhook's `avatarUrl` and a post's own icon URL (`iconUrl`, `icon_url`, `avatar_url`): https only. */
+  iconUrlChars: 2_048,
   topicChars: 500,
   mappings: 20,
   roomIdsPerMapping: 10,
@@ -65,6 +69,11 @@ export const WEBHOOK_KINDS = ['generic', 'jenkins', 'jira', 'github', 'bitbucket
 export type WebhookKind = (typeof WEBHOOK_KINDS)[number];
 
 export const WEBHOOK_PATH = '/webhooks/api/v1/webhook/';
+
+/** A webhook's icon when it has no `avatarUrl`: one per kind, served with the room page's assets. */
+export function defaultIconUrl(kind: string): string {
+  return `/assets/chat/icons/${kind}.svg`;
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

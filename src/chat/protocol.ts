@@ -24,6 +24,14 @@
  *
  * Close codes (PROTOCOL.close): what the client should do next is in each one's comment.
  */
+/** How urgent a message is, least first: the page shows it as a colour bar (chat-delivery.md, "Sender and level"). */
+export const MESSAGE_LEVELS = ['info', 'success', 'warning', 'critical'] as const;
+export type MessageLevel = (typeof MESSAGE_LEVELS)[number];
+
+export function isMessageLevel(value: unknown): value is MessageLevel {
+  return typeof value === 'string' && (MESSAGE_LEVELS as readonly string[]).includes(value);
+}
+
 export interface ChatMessage {
   id: string;
   roomId: string;
@@ -34,6 +42,13 @@ export interface ChatMessage {
   /** Sanitised HTML rendered from `markdown` when the message was posted. */
   html: string;
   metadata: string | null;
+  /**
+   * Who sent it, as fixed when it was posted: the webhook's name and icon (its `avatarUrl`, else
+   * the default icon of its kind, a same-origin path), or the post's own where the webhook allows
+   * overrides. `iconUrl` is an https URL or a path on this origin; null: none.
+   */
+  sender: { name: string; iconUrl: string | null };
+  level: MessageLevel;
   createdAt: string;
 }
 
@@ -143,7 +158,13 @@ export function encodeMessageFrames(messages: readonly ChatMessage[]): string[] 
   let chars = 0;
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i]!;
-    const size = MESSAGE_OVERHEAD_CHARS + m.markdown.length + m.html.length + (m.metadata?.length ?? 0);
+    const size =
+      MESSAGE_OVERHEAD_CHARS +
+      m.markdown.length +
+      m.html.length +
+      (m.metadata?.length ?? 0) +
+      m.sender.name.length +
+      (m.sender.iconUrl?.length ?? 0);
     if (i > start && chars + size > FRAME_BUDGET_CHARS) {
       frames.push(encodeFrame({ type: 'messages', messages: messages.slice(start, i) }));
       start = i;
@@ -168,8 +189,16 @@ export function isChatMessage(value: unknown): value is ChatMessage {
     typeof m.markdown === 'string' &&
     typeof m.html === 'string' &&
     (m.metadata === null || typeof m.metadata === 'string') &&
+    isSender(m.sender) &&
+    isMessageLevel(m.level) &&
     typeof m.createdAt === 'string'
   );
+}
+
+function isSender(value: unknown): value is ChatMessage['sender'] {
+  if (typeof value !== 'object' || value === null) return false;
+  const s = value as Record<string, unknown>;
+  return typeof s.name === 'string' && (s.iconUrl === null || typeof s.iconUrl === 'string');
 }
 
 /** Parses a server frame; anything that is not a well-formed frame gives `undefined`. */

@@ -1,6 +1,7 @@
 import { asc, eq, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { messages, rooms, webhooks } from '../db/schema';
+import type { ChatMessage } from './protocol';
 
 export interface RoomView {
   id: string;
@@ -63,4 +64,20 @@ export async function webhooksTargetingRoom(db: Db, roomId: string): Promise<str
 /** Deletes the room and its messages in one transaction. */
 export async function deleteRoomRows(db: Db, id: string): Promise<void> {
   await db.batch([db.delete(messages).where(eq(messages.roomId, id)), db.delete(rooms).where(eq(rooms.id, id))]);
+}
+
+/** A row of D1's `messages` as history serves it: the same shape as the room's frames (protocol.ts). */
+export function messageFromRow(row: typeof messages.$inferSelect): ChatMessage {
+  return {
+    id: row.id,
+    roomId: row.roomId,
+    seq: row.seq,
+    webhookId: row.webhookId,
+    markdown: row.markdown,
+    html: row.html,
+    metadata: row.metadata,
+    sender: { name: row.senderName, iconUrl: row.senderIconUrl },
+    level: row.level,
+    createdAt: row.createdAt,
+  };
 }

@@ -10,8 +10,8 @@ import { roomNotFound, storeUnavailable } from './chat-errors';
 import { roomStub } from './stubs';
 import { CHAT_LIMITS } from './limits';
 import { uuidParam } from './params';
-import { PROTOCOL, type ChatMessage } from './protocol';
-import { getRoom } from './rooms.store';
+import { PROTOCOL } from './protocol';
+import { getRoom, messageFromRow } from './rooms.store';
 import { issueTicket, recordViewerSession, redeemTicket, tokenActive } from './tickets.store';
 
 const seqParam = z
@@ -43,19 +43,6 @@ const wsQuery = z.object({
 
 const roomId = uuidParam('No room has this id.');
 const reader = requirePermission('chat:read');
-
-function toChatMessage(row: typeof messages.$inferSelect): ChatMessage {
-  return {
-    id: row.id,
-    roomId: row.roomId,
-    seq: row.seq,
-    webhookId: row.webhookId,
-    markdown: row.markdown,
-    html: row.html,
-    metadata: row.metadata,
-    createdAt: row.createdAt,
-  };
-}
 
 export const viewersRoutes = new Hono<AppEnv>()
   /**
@@ -153,7 +140,7 @@ export const viewersRoutes = new Hono<AppEnv>()
       .where(and(eq(messages.roomId, id), gt(messages.seq, after), before !== undefined ? lt(messages.seq, before) : undefined))
       .orderBy(asc(messages.seq))
       .limit(limit + 1);
-    const entities = rows.slice(0, limit).map(toChatMessage);
+    const entities = rows.slice(0, limit).map(messageFromRow);
     const last = entities[entities.length - 1];
     return c.json(rows.length > limit && last ? { entities, nextAfter: last.seq } : { entities });
   });

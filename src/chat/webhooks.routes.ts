@@ -10,6 +10,7 @@ import { validJson } from '../http/validate';
 import { takesSecret } from './integrations';
 import { CHAT_LIMITS, isUuid, RATE_LIMIT_MAX, WEBHOOK_KINDS } from './limits';
 import { uuidParam } from './params';
+import { iconUrlProblem } from './webhook-post/sender';
 import { gateStub } from './stubs';
 import { existingRoomIds } from './rooms.store';
 import { createWebhook, getWebhook, listWebhooks, webhookView, type WebhookRow } from './webhooks.store';
@@ -35,6 +36,15 @@ const secretField = z
   .max(256, { message: 'must be at most 256 characters' })
   .regex(/^[^\u0000-\u001f\u007f]+$/, { message: 'must not contain control characters' });
 
+/** The webhook's own icon: an https URL, as a post's own icon must be (webhook-post/sender.ts). */
+const avatarUrlField = z
+  .string()
+  .trim()
+  .superRefine((value, ctx) => {
+    const problem = iconUrlProblem(value);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  });
+
 const SIGNED_KINDS = 'only github, bitbucket and jira webhooks take a secret (their deliveries are signed)';
 
 const fields = {
@@ -45,6 +55,8 @@ const fields = {
   mappings: z.array(mappingSchema).max(CHAT_LIMITS.mappings),
   rateLimit: rateLimitSchema,
   secret: secretField.nullable(),
+  avatarUrl: avatarUrlField.nullable(),
+  allowOverrides: z.boolean(),
 };
 
 const createWebhookSchema = z
@@ -54,6 +66,8 @@ const createWebhookSchema = z
     mappings: fields.mappings.optional(),
     rateLimit: fields.rateLimit.optional(),
     secret: fields.secret.optional(),
+    avatarUrl: fields.avatarUrl.optional(),
+    allowOverrides: fields.allowOverrides.optional(),
   })
   .superRefine((input, ctx) => {
     // For the other kinds `secret` is not a field at all: refused like any unknown field.

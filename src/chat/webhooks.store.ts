@@ -3,7 +3,7 @@ import type { Db } from '../db/client';
 import { webhooks, type WebhookMapping } from '../db/schema';
 import { sha256Hex } from '../http/secrets';
 import { takesSecret } from './integrations';
-import { DEFAULT_RATE_LIMIT, WEBHOOK_PATH, type RateLimit, type WebhookKind } from './limits';
+import { DEFAULT_RATE_LIMIT, defaultIconUrl, WEBHOOK_PATH, type RateLimit, type WebhookKind } from './limits';
 
 export type WebhookRow = typeof webhooks.$inferSelect;
 
@@ -23,6 +23,10 @@ export interface WebhookView {
   active: boolean;
   mappings: WebhookMapping[];
   rateLimit: RateLimit;
+  /** The webhook's own icon (https); null: its messages show the default icon of its kind. */
+  avatarUrl: string | null;
+  /** Whether a post may name its own sender (`username`, `iconUrl`, or the sender format's spelling of them). */
+  allowOverrides: boolean;
   /**
    * Only on kinds whose sender signs deliveries (github, bitbucket, jira): whether a shared secret
    * is set. The secret itself is never returned.
@@ -41,6 +45,8 @@ export interface WebhookInput {
   rateLimit?: Partial<RateLimit>;
   /** Shared secret for signed deliveries; null clears it. */
   secret?: string | null;
+  avatarUrl?: string | null;
+  allowOverrides?: boolean;
 }
 
 export type WebhookPatch = Partial<Omit<WebhookInput, 'rateLimit'>> & { rateLimit?: Partial<RateLimit> };
@@ -56,6 +62,8 @@ export function webhookView(row: WebhookRow, origin: string): WebhookView {
     active: row.active,
     mappings: row.mappings,
     rateLimit: { burst: row.rateBurst, perSecond: row.ratePerSecond },
+    avatarUrl: row.avatarUrl,
+    allowOverrides: row.allowOverrides,
     ...(takesSecret(row.kind) ? { hasSecret: row.secret !== null } : {}),
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
@@ -84,6 +92,8 @@ export async function createWebhook(db: Db, input: WebhookInput): Promise<Webhoo
     rateBurst: input.rateLimit?.burst ?? DEFAULT_RATE_LIMIT.burst,
     ratePerSecond: input.rateLimit?.perSecond ?? DEFAULT_RATE_LIMIT.perSecond,
     secret: input.secret ?? null,
+    avatarUrl: input.avatarUrl ?? null,
+    allowOverrides: input.allowOverrides ?? false,
     createdAt: now,
     updatedAt: now,
   };
@@ -105,6 +115,14 @@ export async function getWebhook(db: Db, id: string): Promise<WebhookRow | undef
  */
 export async function findWebhookByPostSecretHash(db: Db, hash: string): Promise<WebhookRow | undefined> {
   return db.select().from(webhooks).where(eq(webhooks.postSecretHash, hash)).get();
+}
+
+/**
+ * Who the webhook's messages come from when a post does not say (or may not say): its name, and its
+ * own icon or else its kind's.
+ */
+export function webhookSender(row: Pick<WebhookRow, 'name' | 'kind' | 'avatarUrl'>): { name: string; iconUrl: string } {
+  return { name: row.name, iconUrl: row.avatarUrl ?? defaultIconUrl(row.kind) };
 }
 
 export function postSecretHash(secret: string): Promise<string> {

@@ -120,6 +120,20 @@ export const aggUser = sqliteTable(
 );
 
 /**
+ * agg_user's companion (migration 0011, WITHOUT ROWID like the others): the agent metrics agg_user has
+ * no columns for (analytics/rollups.ts USER_MORE), one row per metric, so a metric added to the
+ * catalogue needs no migration.
+ */
+export const aggUserMore = sqliteTable(
+  'agg_user_more',
+  { ...cellColumns, direction: integer('direction').notNull(), queue: integer('queue').notNull(), user: integer('user').notNull() },
+  (t) => [
+    primaryKey({ columns: [t.res, t.slot, t.metric, t.media, t.direction, t.queue, t.user] }),
+    index('agg_user_more_by_user').on(t.user, t.res, t.slot),
+  ],
+);
+
+/**
  * An ingest batch inserts the number of conversations that changed since it read them; the CHECK
  * makes a non-zero count abort the whole D1 batch (a transaction), so the writer retries.
  */
@@ -183,13 +197,21 @@ export const webhooks = sqliteTable(
      * would add nothing over D1's own protection (see README). Never returned by the API.
      */
     secret: text('secret'),
+    /** The webhook's own icon (https), shown with its messages; null: the default icon of its kind. */
+    avatarUrl: text('avatar_url'),
+    /** Whether a post may name its own sender (`username`, `iconUrl`…); off by default: anyone with the URL could pose as anyone. */
+    allowOverrides: integer('allow_overrides', { mode: 'boolean' }).notNull().default(false),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
   },
   (t) => [uniqueIndex('webhooks_post_secret_hash').on(t.postSecretHash), index('webhooks_room_id').on(t.roomId)],
 );
 
-/** Written only by a room's Durable Object flush (INSERT .. ON CONFLICT DO NOTHING, so retries are harmless). */
+/**
+ * Written only by a room's Durable Object flush (INSERT .. ON CONFLICT DO NOTHING, so retries are harmless).
+ * The sender and level are fixed when the message is posted (protocol.ts, ChatMessage); migration 0010
+ * filled them for earlier rows from their webhook as it was then.
+ */
 export const messages = sqliteTable(
   'messages',
   {
@@ -200,6 +222,10 @@ export const messages = sqliteTable(
     markdown: text('markdown').notNull(),
     html: text('html').notNull(),
     metadata: text('metadata'),
+    senderName: text('sender_name').notNull().default(''),
+    senderIconUrl: text('sender_icon_url'),
+    /** One of protocol.ts's MESSAGE_LEVELS (the database floor imports nothing from chat/). */
+    level: text('level').$type<'info' | 'success' | 'warning' | 'critical'>().notNull().default('info'),
     createdAt: text('created_at').notNull(),
   },
   (t) => [uniqueIndex('messages_room_seq').on(t.roomId, t.seq)],
@@ -266,4 +292,39 @@ export const oauthAccessTokens = sqliteTable(
     expiresAt: integer('expires_at').notNull(),
   },
   (t) => [index('oauth_access_tokens_client_expires_at').on(t.clientId, t.expiresAt)],
+);
+
+/**
+ * Asynchronous aggregate jobs (analytics/jobs): the validated query, its state (Genesys' names:
+ * QUEUED, PENDING, FULFILLED, FAILED, CANCELLED; EXPIRED is told from `expires_at`), the units still
+ * to answer (JSON, analytics/jobs/job-units.ts) and how many pages of results are written. Epoch ms.
+ */
+export const aggregateJobs = sqliteTable(
+  'aggregate_jobs',
+  {
+    id: text('id').primaryKey(),
+    query: text('query', { mode: 'json' }).notNull(),
+    state: text('state').notNull(),
+    errorMessage: text('error_message'),
+    pending: text('pending', { mode: 'json' }).notNull(),
+    pages: integer('pages').notNull().default(0),
+    resultBytes: integer('result_bytes').notNull().default(0),
+    attempts: integer('attempts').notNull().default(0),
+    submittedAt: integer('submitted_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+    completedAt: integer('completed_at'),
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (t) => [index('aggregate_jobs_expires').on(t.expiresAt), index('aggregate_jobs_state').on(t.state)],
+);
+
+/** A job's results, page by page: `results` is the JSON array of the page's `{group, data}` entries. */
+export const aggregateJobPages = sqliteTable(
+  'aggregate_job_pages',
+  {
+    jobId: text('job_id').notNull(),
+    page: integer('page').notNull(),
+    results: text('results').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.jobId, t.page] })],
 );

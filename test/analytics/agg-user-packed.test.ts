@@ -13,13 +13,13 @@ import {
 } from '../support/reference-aggregator';
 import { ingestOk, queryOk, SERVICE_LEVEL } from './analytics-api';
 import { conversation } from './builders';
-import { KEPT_PER_USER } from './per-user';
 
 /**
  * agg_user is packed (migration 0005): one row per (res, slot, media, direction, queue, user) with
- * cnt/sum/mn/mx columns per agent metric. Its upsert merges rows exactly; the metrics it no longer
- * keeps (nobody's userId applies to them) are answered from agg_queue, as they were before from
- * agg_user's user-0 cells; an agent metric observed without a userId still lands under user 0.
+ * cnt/sum/mn/mx columns per agent metric of the first catalogue. Its upsert merges rows exactly; the
+ * agent metrics added since are kept one row per metric in agg_user_more (migration 0011); the metrics
+ * nobody's userId applies to are answered from agg_queue, as they were before from agg_user's user-0
+ * cells; an agent metric observed without a userId still lands under user 0.
  */
 const USER = ROLLUPS.find((r) => r.table === 'agg_user')!;
 
@@ -28,6 +28,17 @@ describe('the packed upsert, through D1', () => {
     const { results } = await env.DB.prepare(`SELECT name FROM pragma_table_info('agg_user')`).all<{ name: string }>();
     expect(results.length).toBe(6 + 4 * USER_METRICS.length);
     expect(results.length).toBeLessThanOrEqual(100);
+  });
+
+  it('keeps the other agent metrics in agg_user_more, clustered on its key (WITHOUT ROWID) like every rollup', async () => {
+    const { results } = await env.DB.prepare(
+      `SELECT name, sql FROM sqlite_schema WHERE type = 'table' AND name LIKE 'agg_%' ORDER BY name`,
+    ).all<{
+      name: string;
+      sql: string;
+    }>();
+    expect(results.map((r) => r.name)).toEqual(['agg_media', 'agg_queue', 'agg_user', 'agg_user_more']);
+    for (const r of results) expect(r.sql).toMatch(/WITHOUT ROWID\s*$/);
   });
 
   // An hour of 1975 no other test writes, dimension ids no dictionary hands out there.
@@ -157,6 +168,9 @@ describe('metrics of every participant, per agent', () => {
                   ['tTalk', 60_000 + Number(hour), t(`${hour}:01:15.000`)],
                   ['tHandle', 80_000 + Number(hour), t(`${hour}:01:35.000`)],
                   ['nTransferred', 1, t(`${hour}:01:35.000`)],
+                  // Agent metrics agg_user has no columns for: kept in agg_user_more.
+                  ['tPark', 7_000 + Number(hour), t(`${hour}:00:55.000`)],
+                  ['tMonitoring', 9_000, t(`${hour}:01:35.000`)],
                 ],
               },
             ],
@@ -195,7 +209,6 @@ describe('metrics of every participant, per agent', () => {
         interval: DAY,
         granularity: 'PT1H',
         groupBy: ['userId'],
-        metrics: KEPT_PER_USER,
         filter: { type: 'and', predicates: [{ dimension: 'queueId', value: queue }] },
       },
     ],
@@ -213,7 +226,6 @@ describe('metrics of every participant, per agent', () => {
       {
         interval: DAY,
         granularity: 'PT1H',
-        metrics: KEPT_PER_USER,
         filter: { type: 'and', predicates: [{ dimension: 'userId', value: agent }] },
       },
     ],
@@ -247,6 +259,14 @@ describe('metrics of every participant, per agent', () => {
           ],
         },
       },
+    ],
+    [
+      'agent metrics without columns in agg_user (agg_user_more) next to packed ones, by user and queue, hourly',
+      { interval: DAY, granularity: 'PT1H', groupBy: ['userId', 'queueId'], metrics: ['tPark', 'tMonitoring', 'tHandle', 'nOffered'] },
+    ],
+    [
+      'one agent, every metric (none named), daily',
+      { interval: DAY, granularity: 'P1D', filter: { type: 'and', predicates: [{ dimension: 'userId', value: agent }] } },
     ],
   ] as [string, AggregateQuery][]) {
     it(`answers as the reference does: ${name}`, async () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { DIMENSION_INDEX, DIMENSIONS } from '../../src/analytics/catalog';
+import { DIMENSION_INDEX, DIMENSIONS, METRICS } from '../../src/analytics/catalog';
 import { packedRows, rollupRows } from '../../src/analytics/ingest/rollup-rows';
 import type { Observation } from '../../src/analytics/ingest/to-observations';
 import { notStoredYet } from '../../src/analytics/ingest/write-plan';
-import { ROLLUP_DIMENSIONS, ROLLUPS, type Rollup } from '../../src/analytics/rollups';
+import { ROLLUP_DIMENSIONS, ROLLUP_TABLES, ROLLUPS, type Rollup } from '../../src/analytics/rollups';
 
 /**
  * The JSON rows ingest sends to the rollup upserts, against a plain string-keyed aggregation written
@@ -27,7 +27,12 @@ function batch(seed: number, n: number, spanMs: number, start: number): { observ
   for (let i = 0; i < n; i++) {
     const dims = new Array<string | undefined>(DIMENSIONS.length).fill(undefined);
     dims[DIMENSION_INDEX.sessionId] = `s${rand(3)}`;
-    observations.push({ metric: rand(40), emit: start + rand(1000) * Math.floor(spanMs / 1000) + rand(MINUTE), value: rand(5_000), dims });
+    observations.push({
+      metric: rand(METRICS.length),
+      emit: start + rand(1000) * Math.floor(spanMs / 1000) + rand(MINUTE),
+      value: rand(5_000),
+      dims,
+    });
     for (let j = 0; j < STRIDE; j++) ids[i * STRIDE + j] = idPool[rand(j === 0 ? 2 : idPool.length)]!;
   }
   return { observations, ids };
@@ -39,6 +44,7 @@ function expectedRows(rollup: Rollup, observations: Observation[], ids: Int32Arr
   for (const res of rollup.resolutions) {
     const cells = new Map<string, { head: number[]; values: number[] }>();
     observations.forEach((o, i) => {
+      if (rollup.keeps && !rollup.keeps.includes(o.metric)) return;
       const head = [res, Math.floor(o.emit / (res * MINUTE)), o.metric, ...ids.subarray(i * STRIDE, i * STRIDE + k)];
       const key = head.join('|');
       const cell = cells.get(key) ?? cells.set(key, { head, values: [] }).get(key)!;
@@ -91,8 +97,8 @@ describe('rollup rows sent to the upserts', () => {
     { name: 'none', ...batch(4, 0, MINUTE, 0) },
   ];
   for (const { name, observations, ids } of cases) {
-    it(`writes each cell of agg_media and agg_queue as documented (${name})`, () => {
-      for (const rollup of ROLLUPS.filter((r) => !r.packed))
+    it(`writes each cell of agg_media, agg_queue and agg_user_more (its metrics only) as documented (${name})`, () => {
+      for (const rollup of ROLLUP_TABLES.filter((r) => !r.packed))
         expect(rollupRows(rollup, observations, ids)).toEqual(expectedRows(rollup, observations, ids));
     });
     it(`writes each packed agg_user row as documented (${name})`, () => {

@@ -12,7 +12,6 @@ import {
   type Observation,
 } from '../support/reference-aggregator';
 import { conversation } from './builders';
-import { KEPT_PER_USER } from './per-user';
 import { count, ingestOk, QUERY, queryOk, SERVICE_LEVEL, timer } from './analytics-api';
 
 /**
@@ -131,7 +130,6 @@ describe('the rollup read path agrees with the reference aggregator', () => {
         interval: twoDays,
         granularity: 'PT6H',
         groupBy: ['queueId'],
-        metrics: KEPT_PER_USER,
         filter: { type: 'and', predicates: [{ dimension: 'userId', value: pick('userId') }] },
       },
       'rollup:agg_user@60',

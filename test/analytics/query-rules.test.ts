@@ -1,7 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { count, ingestOk, queryOk, timer } from './analytics-api';
 import { c2, HAND_DAY, QA, QB, UA, UB } from './fixtures/hand-day';
-import { KEPT_PER_USER } from './per-user';
 
 const DAY = '2002-03-04T00:00:00.000Z/2002-03-05T00:00:00.000Z';
 const MORNING = '2002-03-04T00:00:00.000Z/2002-03-04T12:00:00.000Z';
@@ -18,8 +17,6 @@ describe('the seed query shape', () => {
       interval: DAY,
       granularity: 'PT12H',
       groupBy: ['queueId', 'userId'],
-      // Every metric the per-user rollup keeps (naming none, every agent metric added by issue 23 too, reads raw rows).
-      metrics: KEPT_PER_USER,
       filter: { type: 'and', predicates: [voice, { dimension: 'direction', value: 'outbound' }] },
     });
     // Outbound voice is c4 (UB on QB, morning, connected) and c8 (UB on QB, afternoon, abandoned),

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { GROWTH, growthRatio, LINEAR_RATIO_MAX } from '../support/growth';
 import { isAllowedHtml, renderMarkdown } from '../../src/chat/markdown';
+import { xssVectors } from '../e2e/support/xss-vectors';
 
 /*
  * An independent checker: it does not trust the renderer's own allow-list. Each output is read twice,
@@ -38,13 +39,22 @@ const DOCUMENTED_TAGS = new Set([
   'tr',
   'th',
   'td',
+  'span',
 ]);
 const DOCUMENTED_ATTRIBUTES: Record<string, string[]> = {
   a: ['href', 'title', 'rel', 'target'],
   code: ['class'],
+  span: ['class'],
+  li: ['class'],
   ol: ['start'],
   th: ['align'],
   td: ['align'],
+};
+/** Classes only style: a fenced code's language, highlight.js scopes, mentions, task items. */
+const DOCUMENTED_CLASSES: Record<string, RegExp> = {
+  code: /^(?:hljs )?language-[A-Za-z0-9_+-]+$/,
+  span: /^(?:hljs-[a-z_-]+(?: [a-z]+_+)*|language-[a-z]+|mention(?: mention-(?:here|channel|everyone|all))?|task-check task-(?:done|todo))$/,
+  li: /^task$/,
 };
 const DANGEROUS_TAGS = new Set([
   'script',
@@ -212,7 +222,7 @@ function elementProblems({ name, closing, attributes }: SeenElement): string[] {
     }
     if (attr === 'rel' && text !== REL) problems.push(`rel is ${text}`);
     if (attr === 'target' && text !== '_blank') problems.push(`target is ${text}`);
-    if (attr === 'class' && !/^language-[A-Za-z0-9_+-]+$/.test(text)) problems.push(`class is ${text}`);
+    if (attr === 'class' && !DOCUMENTED_CLASSES[name]?.test(text)) problems.push(`class on <${name}> is ${text}`);
   }
   if (name === 'a' && !closing) {
     const names = attributes.map(([n]) => n);
@@ -466,6 +476,49 @@ const VECTORS: Record<string, Vector[]> = {
     { label: 'double-encoded entities', md: '&amp;lt;script&amp;gt;' },
     { label: 'fullwidth angle brackets', md: '＜script＞alert(1)＜/script＞' },
   ],
+  'code languages, emoji and mentions': [
+    {
+      label: 'fence language breaking out of the class',
+      md: '```"><script>alert(1)</script>\nx\n```',
+      visible: '<pre><code>x\n</code></pre>',
+    },
+    {
+      label: 'known language with an attribute after it',
+      md: '```ts" onclick="alert(1)\nconst a = 1;\n```',
+      visible: '<pre><code>const a = 1;',
+    },
+    {
+      label: 'highlighted HTML closing the code block',
+      md: '```html\n</code></pre><script>alert(1)</script>\n```',
+      visible: '<span class="hljs-name">script</span>',
+    },
+    {
+      label: 'highlighted string closing a span',
+      md: '```js\n"</span><img src=x onerror=alert(1)>"\n```',
+      visible: '&lt;/span&gt;&lt;img',
+    },
+    { label: 'highlighted comment hiding a script', md: '```xml\n<!--<script>alert(1)</script>-->\n```', visible: '&lt;!--&lt;script&gt;' },
+    { label: 'highlighted template literal', md: '```ts\n`\u0024{"<img src=x onerror=alert(1)>"}`\n```', visible: '&lt;img src=x' },
+    {
+      label: 'prototype names as languages',
+      md: '```__proto__\nx\n```\n\n```constructor\ny\n```',
+      visible: '<code class="language-constructor">y',
+    },
+    { label: 'script as an emoji name', md: ':<script>alert(1)</script>:', visible: ':&lt;script&gt;alert(1)&lt;/script&gt;:' },
+    { label: 'quote after an emoji', md: ':tada:" onclick="alert(1)', visible: '\u{1f389}&quot; onclick=&quot;alert(1)' },
+    { label: 'emoji next to a tag', md: ':tada:<img src=x onerror=alert(1)>', visible: '\u{1f389}&lt;img src=x onerror=alert(1)&gt;' },
+    { label: 'emoji in a javascript link', md: '[:tada:](javascript:alert(1))', visible: '<p>[:tada:](javascript:alert(1))</p>' },
+    { label: 'prototype names as shortcodes', md: ':constructor: :__proto__: :toString: :hasownproperty:', visible: ':constructor:' },
+    { label: 'script as a mention', md: '@<script>alert(1)</script>', visible: '@&lt;script&gt;' },
+    {
+      label: 'mention next to a tag',
+      md: '@here<img src=x onerror=alert(1)>',
+      visible: '<span class="mention mention-here">@here</span>&lt;img',
+    },
+    { label: 'quote after a mention', md: '@bob"onmouseover="alert(1)', visible: '<span class="mention">@bob</span>&quot;onmouseover' },
+    { label: 'mention in a javascript link', md: '[@here](javascript:alert(1))', visible: '<p>[@here](javascript:alert(1))</p>' },
+    { label: 'mention in a link title', md: '[a](https://ok.example "@here :tada:")', visible: 'title="@here :tada:"' },
+  ],
 };
 
 const ALL_VECTORS = Object.entries(VECTORS).flatMap(([family, vectors]) => vectors.map((v) => ({ family, ...v })));
@@ -499,6 +552,12 @@ describe('renderMarkdown: XSS vectors (OWASP filter-evasion style) render harmle
       }
       await expectHarmless(renderMarkdown(md));
     }
+  });
+
+  it('keeps every message vector of the browser suite (test/e2e/support/xss-vectors.ts) harmless', async () => {
+    const messages = xssVectors().filter((v) => v.field === 'message');
+    expect(messages.length).toBeGreaterThanOrEqual(150);
+    for (const { payload } of messages) await expectHarmless(renderMarkdown(payload));
   });
 
   it('lets no <img> through, whatever the input: images are links, raw HTML is text', async () => {
@@ -596,14 +655,14 @@ describe('renderMarkdown: legitimate markdown', () => {
     );
   });
 
-  it('renders fenced code with its language class and escaped content', () => {
-    expect(renderMarkdown('```ts\nconst a = "<b>" && 1;\n```')).toBe(
-      '<pre><code class="language-ts">const a = &quot;&lt;b&gt;&quot; &amp;&amp; 1;\n</code></pre>\n',
+  it('renders fenced code in an unknown language with its language class and escaped content', () => {
+    expect(renderMarkdown('```elm-ish\nconst a = "<b>" && 1;\n```')).toBe(
+      '<pre><code class="language-elm-ish">const a = &quot;&lt;b&gt;&quot; &amp;&amp; 1;\n</code></pre>\n',
     );
   });
 
   it('keeps only the allowed characters of a fence language', () => {
-    expect(renderMarkdown('```c++ extra words\nx\n```')).toBe('<pre><code class="language-c++">x\n</code></pre>\n');
+    expect(renderMarkdown('```c++ extra words\nx\n```')).toBe('<pre><code class="hljs language-c++">x\n</code></pre>\n');
     expect(renderMarkdown('```py{1}\nx\n```')).toBe('<pre><code>x\n</code></pre>\n');
   });
 
@@ -614,7 +673,10 @@ describe('renderMarkdown: legitimate markdown', () => {
   it('renders unordered, ordered and task lists', () => {
     expect(renderMarkdown('- one\n- two')).toBe('<ul>\n<li>one</li>\n<li>two</li>\n</ul>\n');
     expect(renderMarkdown('3. three\n4. four')).toBe('<ol start="3">\n<li>three</li>\n<li>four</li>\n</ol>\n');
-    expect(renderMarkdown('- [x] done\n- [ ] todo')).toBe('<ul>\n<li>\u2611 done</li>\n<li>\u2610 todo</li>\n</ul>\n');
+    expect(renderMarkdown('- [x] done\n- [ ] todo')).toBe(
+      '<ul>\n<li class="task"><span class="task-check task-done">\u2611</span> done</li>\n' +
+        '<li class="task"><span class="task-check task-todo">\u2610</span> todo</li>\n</ul>\n',
+    );
   });
 
   it('renders headings, blockquotes and rules', () => {

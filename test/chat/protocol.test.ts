@@ -8,11 +8,13 @@ import {
   encodeMessageFrames,
   FRAME_BUDGET_CHARS,
   isChatMessage,
+  MESSAGE_LEVELS,
   PROTOCOL,
+  type ChatMessage,
   utf8Length,
 } from '../../src/chat/protocol';
 
-const message = {
+const message: ChatMessage = {
   id: '0f0e0d0c-0b0a-4909-8807-060504030201',
   roomId: '11111111-2222-4333-8444-555555555555',
   seq: 7,
@@ -20,6 +22,8 @@ const message = {
   markdown: '**hi**',
   html: '<p><strong>hi</strong></p>',
   metadata: null,
+  sender: { name: 'CI', iconUrl: '/assets/chat/icons/generic.svg' },
+  level: 'info',
   createdAt: '2026-11-14T09:30:00.000Z',
 };
 
@@ -53,7 +57,25 @@ describe('the wire protocol', () => {
   it('tells a well-formed message (as frames and the history carry them) from anything else', () => {
     expect(isChatMessage(message)).toBe(true);
     expect(isChatMessage({ ...message, metadata: 'deploys' })).toBe(true);
-    for (const bad of [null, 'message', [], { ...message, seq: '7' }, { ...message, metadata: undefined }, { ...message, createdAt: 0 }]) {
+    expect(isChatMessage({ ...message, sender: { name: 'Prod alerts', iconUrl: null } })).toBe(true);
+    for (const level of MESSAGE_LEVELS) expect(isChatMessage({ ...message, level })).toBe(true);
+    const { sender: _sender, ...withoutSender } = message;
+    const { level: _level, ...withoutLevel } = message;
+    for (const bad of [
+      null,
+      'message',
+      [],
+      { ...message, seq: '7' },
+      { ...message, metadata: undefined },
+      { ...message, createdAt: 0 },
+      withoutSender,
+      withoutLevel,
+      { ...message, sender: 'CI' },
+      { ...message, sender: { name: 'CI' } },
+      { ...message, sender: { name: 3, iconUrl: null } },
+      { ...message, level: 'error' },
+      { ...message, level: null },
+    ]) {
       expect(isChatMessage(bad)).toBe(false);
     }
   });

@@ -26,6 +26,8 @@ async function row(id: string): Promise<WebhookRow> {
     rateBurst: found!.rate_burst as number,
     ratePerSecond: found!.rate_per_second as number,
     secret: (found!.secret as string | null) ?? null,
+    avatarUrl: (found!.avatar_url as string | null) ?? null,
+    allowOverrides: found!.allow_overrides === 1,
     createdAt: found!.created_at as string,
     updatedAt: found!.updated_at as string,
   } as WebhookRow;

@@ -28,6 +28,8 @@ describe('webhooks (chat:admin)', () => {
       active: true,
       mappings: [],
       rateLimit: { burst: 100, perSecond: 10 },
+      avatarUrl: null,
+      allowOverrides: false,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });

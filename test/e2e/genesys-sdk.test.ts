@@ -192,6 +192,67 @@ describe('Genesys Cloud JavaScript SDK against Switchboard', () => {
     ]);
   });
 
+  it("runs an asynchronous aggregate job through the SDK's job calls, and the job survives a restart of the dev server", async () => {
+    const jobs = api as unknown as {
+      postAnalyticsConversationsAggregatesJobs(body: unknown): Promise<{ jobId: string }>;
+      getAnalyticsConversationsAggregatesJob(id: string): Promise<{ state: string; completionDate?: string; expirationDate?: string }>;
+      getAnalyticsConversationsAggregatesJobResults(id: string, opts?: { cursor?: string }): Promise<{ results: any[]; cursor?: string }>;
+      deleteAnalyticsConversationsAggregatesJob(id: string): Promise<unknown>;
+    };
+    const body = {
+      interval: DAY,
+      granularity: 'PT12H',
+      groupBy: ['queueId', 'userId'],
+      metrics: ['nOffered', 'tHandle', 'tTalk'],
+      pageSize: 2,
+    };
+    const { pageSize: _, ...query } = body;
+    const sync = await api.postAnalyticsConversationsAggregatesQuery(query);
+    const settled = async (jobId: string) => {
+      for (let i = 0; i < 600; i++) {
+        const status = await jobs.getAnalyticsConversationsAggregatesJob(jobId);
+        if (status.state !== 'QUEUED' && status.state !== 'PENDING') return status;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error('the job did not finish');
+    };
+    const everyPage = async (jobId: string) => {
+      const results: any[] = [];
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const page = await jobs.getAnalyticsConversationsAggregatesJobResults(jobId, cursor ? { cursor } : {});
+        expect(page.results.length).toBeLessThanOrEqual(2);
+        results.push(...page.results);
+        cursor = page.cursor;
+        pages++;
+      } while (cursor);
+      return { results, pages };
+    };
+    const byGroup = (results: any[]) => [...results].sort((a, b) => JSON.stringify(a.group).localeCompare(JSON.stringify(b.group)));
+
+    const first = await jobs.postAnalyticsConversationsAggregatesJobs(body);
+    expect((await settled(first.jobId)).state).toBe('FULFILLED');
+    const answered = await everyPage(first.jobId);
+    expect(answered.pages).toBe(Math.ceil(sync.results.length / 2));
+    expect(byGroup(answered.results)).toEqual(byGroup(sync.results));
+
+    // Submitted, then the dev server restarts at once: the job is answered after it (its runner's alarm
+    // is stored), and the first job's results are still there.
+    const second = await jobs.postAnalyticsConversationsAggregatesJobs(body);
+    await server.restart();
+    expect((await settled(second.jobId)).state).toBe('FULFILLED');
+    expect(byGroup((await everyPage(second.jobId)).results)).toEqual(byGroup(sync.results));
+    expect(byGroup((await everyPage(first.jobId)).results)).toEqual(byGroup(sync.results));
+
+    await jobs.deleteAnalyticsConversationsAggregatesJob(first.jobId);
+    const gone = await jobs.getAnalyticsConversationsAggregatesJob(first.jobId).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(gone).toMatchObject({ status: 404, code: 'not.found' });
+  });
+
   it('answers P1D in a time zone across a DST change, with service level in queue groups', async () => {
     const tz = await api.postAnalyticsConversationsAggregatesQuery({
       interval: '2024-03-30T00:00:00+01:00/2024-04-01T00:00:00+02:00',

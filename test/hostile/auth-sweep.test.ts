@@ -6,6 +6,7 @@
  * so a route added without a row fails this test. Public routes have rows too, saying they need no
  * token: every credential gets the same answer there.
  */
+import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app';
 import { PERMISSIONS, type Permission } from '../../src/http/permissions';
@@ -57,6 +58,26 @@ const freshClient = async () =>
     })
   ).id;
 
+/** A job's id: submitted through the API, or (`cancelled`) a cancelled one, whose results answer 409. */
+const freshJob = async (cancelled = false): Promise<string> => {
+  if (!cancelled) {
+    return (
+      await admin<{ jobId: string }>('POST', '/api/v2/analytics/conversations/aggregates/jobs', {
+        interval: '2930-01-01T00:00:00Z/2930-01-02T00:00:00Z',
+        metrics: ['nOffered'],
+      })
+    ).jobId;
+  }
+  const id = crypto.randomUUID();
+  const now = Date.now();
+  await env.DB.prepare(
+    `INSERT INTO aggregate_jobs (id, query, state, pending, submitted_at, updated_at, expires_at) VALUES (?1, '{}', 'CANCELLED', '[]', ?2, ?2, ?3)`,
+  )
+    .bind(id, now, now + 86_400_000)
+    .run();
+  return id;
+};
+
 const TABLE: Record<string, Row> = {
   'POST /api/v1/tokens': {
     needs: 'tokens:manage',
@@ -101,6 +122,30 @@ const TABLE: Record<string, Row> = {
       path: '/api/v2/analytics/conversations/aggregates/query',
       json: { interval: '2930-01-01T00:00:00Z/2930-01-02T00:00:00Z' },
     }),
+  },
+  'POST /api/v2/analytics/conversations/aggregates/jobs': {
+    needs: 'analytics:conversationAggregate:view',
+    ok: 202,
+    prepare: async () => ({
+      path: '/api/v2/analytics/conversations/aggregates/jobs',
+      json: { interval: '2930-01-01T00:00:00Z/2930-01-02T00:00:00Z', metrics: ['nOffered'] },
+    }),
+  },
+  'GET /api/v2/analytics/conversations/aggregates/jobs/:id': {
+    needs: 'analytics:conversationAggregate:view',
+    ok: 200,
+    prepare: async () => ({ path: `/api/v2/analytics/conversations/aggregates/jobs/${await freshJob()}` }),
+  },
+  // A cancelled job has no results: 409 with the right permission (the point here is the 401/403s).
+  'GET /api/v2/analytics/conversations/aggregates/jobs/:id/results': {
+    needs: 'analytics:conversationAggregate:view',
+    ok: 409,
+    prepare: async () => ({ path: `/api/v2/analytics/conversations/aggregates/jobs/${await freshJob(true)}/results` }),
+  },
+  'DELETE /api/v2/analytics/conversations/aggregates/jobs/:id': {
+    needs: 'analytics:conversationAggregate:view',
+    ok: 204,
+    prepare: async () => ({ path: `/api/v2/analytics/conversations/aggregates/jobs/${await freshJob()}` }),
   },
   'GET /api/v2/analytics/settings/servicelevel': {
     needs: 'analytics:conversationAggregate:view',

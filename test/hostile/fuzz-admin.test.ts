@@ -488,6 +488,9 @@ function view(id: string, m: HookModel, url: string | undefined) {
   return {
     id,
     url,
+    // Sender fields (issue 25) the model does not vary: their defaults.
+    avatarUrl: null,
+    allowOverrides: false,
     ...shown,
     ...(SIGNED_KINDS.includes(m.kind) ? { hasSecret: secret !== null } : {}),
     createdAt: expect.any(String),

@@ -42,7 +42,6 @@ import {
   type Body,
   type Verdict,
 } from './support/bodies';
-import { KEPT_PER_USER } from '../analytics/per-user';
 import { call } from './support/client';
 import { expectWellFormedAnswer, fuzz } from './support/fuzz';
 import { DAY } from './support/instants';
@@ -143,9 +142,8 @@ function queriesFor(day: string): { query: AggregateQuery; source: RegExp }[] {
   return [
     { query: { interval: day, granularity: 'PT15M', metrics: METRICS }, source: /^rollup:agg_media@/ },
     { query: { interval: day, granularity: 'PT1H', groupBy: ['queueId'], metrics: METRICS }, source: /^rollup:agg_queue@/ },
-    { query: { interval: day, groupBy: ['userId', 'queueId', 'direction'], metrics: KEPT_PER_USER }, source: /^rollup:agg_user@/ },
-    // Agent metrics added by issue 23 are not kept per user: every metric by user reads the raw rows.
-    { query: { interval: day, groupBy: ['userId'], metrics: METRICS }, source: /^raw$/ },
+    { query: { interval: day, groupBy: ['userId', 'queueId', 'direction'], metrics: METRICS }, source: /^rollup:agg_user@/ },
+    { query: { interval: day, groupBy: ['userId'] }, source: /^rollup:agg_user@/ },
     { query: { interval: day, groupBy: ['conversationId', 'wrapUpCode', 'sessionId'], metrics: METRICS }, source: /^raw$/ },
     {
       query: {

@@ -1,7 +1,7 @@
 import { jsonChunks } from '../../db/json-chunks';
 import { unavailable } from '../../errors';
 import { dictionaryGuard, dictionaryIds, forgetDictionary } from '../dictionary';
-import { ROLLUPS, ROLLUP_DIMENSIONS } from '../rollups';
+import { ROLLUP_DIMENSIONS, ROLLUP_TABLES } from '../rollups';
 import {
   CLEAR_GUARD_SQL,
   GUARD_SQL,
@@ -154,7 +154,7 @@ function buildStatements(d1: D1Database, plan: WritePlan, dims: ResolvedDims): D
 
   statements.push(d1.prepare(SPAN_CLASSES_SQL).bind(spanClassRows(plan.writes)));
 
-  for (const rollup of ROLLUPS) {
+  for (const rollup of ROLLUP_TABLES) {
     const chunks = rollup.packed
       ? chunkTexts(packedRows(rollup, plan.fresh, dims.ids))
       : chunkTexts(rollupRows(rollup, plan.fresh, dims.ids));

@@ -42,7 +42,7 @@ class TupleNumbers {
 }
 
 /**
- * The cells of one rollup (not packed) at each of its resolutions, as the JSON texts of its upsert's
+ * The cells of one rollup (not packed; only the metrics it keeps) at each of its resolutions, as the JSON texts of its upsert's
  * rows: `[res, slot in widths, metric, dim ids…, sum]` for a cell holding one observation, else
  * `[…, sum, cnt, mn, max]` (D1's isolates parse every byte of it; see observations.sql.ts rollupUpsertSql). The text is
  * written directly, not through number arrays and JSON.stringify: the same bytes (values are
@@ -58,11 +58,14 @@ export function rollupRows(rollup: Rollup, observations: Observation[], ids: Int
   // the batch's span + slot, stays a small integer for any real batch (see TupleNumbers).
   const tuples = new TupleNumbers(k, ids);
   const seriesOf = new Map<number, number>();
-  const series = new Int32Array(n);
+  // -1: an observation of a metric the rollup does not keep.
+  const series = new Int32Array(n).fill(-1);
+  const kept = keptMetrics(rollup);
   let minEmit = Infinity;
   let maxEmit = -Infinity;
   for (let i = 0; i < n; i++) {
     const obs = observations[i]!;
+    if (kept && kept[obs.metric] !== 1) continue;
     // tuple < 2^19 (a 5 MB body holds fewer observations than that), metric < 256.
     const key = tuples.of(ids, i * stride) * 256 + obs.metric;
     let s = seriesOf.get(key);
@@ -71,6 +74,7 @@ export function rollupRows(rollup: Rollup, observations: Observation[], ids: Int
     if (obs.emit < minEmit) minEmit = obs.emit;
     if (obs.emit > maxEmit) maxEmit = obs.emit;
   }
+  if (minEmit === Infinity) return [];
   // Per cell: the observation that opened it (for its metric and ids), then cnt, sum, mn, mx.
   type Cell = { first: number; slot: number; cnt: number; sum: number; mn: number; mx: number };
   const cellsAt = (res: number, from: Cell[] | undefined, fromRes: number): Map<number, Cell> => {
@@ -98,6 +102,7 @@ export function rollupRows(rollup: Rollup, observations: Observation[], ids: Int
       return cells;
     }
     for (let i = 0; i < n; i++) {
+      if (series[i] === -1) continue;
       const obs = observations[i]!;
       const slot = Math.floor(obs.emit / width);
       const key = series[i]! * span + (slot - firstSlot);
@@ -131,6 +136,14 @@ export function rollupRows(rollup: Rollup, observations: Observation[], ids: Int
     }
   }
   return texts;
+}
+
+/** Metric index -> 1 for the metrics a rollup keeps; undefined when it keeps every one. */
+function keptMetrics(rollup: Rollup): Uint8Array | undefined {
+  if (!rollup.keeps) return undefined;
+  const kept = new Uint8Array(256);
+  for (const m of rollup.keeps) kept[m] = 1;
+  return kept;
 }
 
 /**

@@ -1,8 +1,7 @@
 import { APPLIES, CALLBACK_SERVICE_LEVEL, DIMENSION_INDEX, METRICS, SERVICE_LEVEL, SERVICE_TARGET, type Dimension } from '../catalog';
-import { invalidValue } from '../../errors';
 import type { DimValue, DimValues } from '../ingest/to-observations';
 import type { CompiledFilter } from './filter';
-import { tooManyCells, tooManyGroupsPerObservation } from './too-large';
+import { tooManyCells, tooManyGroups, tooManyGroupsPerObservation } from './too-large';
 import { emptyCounts, type ServiceLevelCounts } from '../service-level';
 
 /** A rangeBound view: the target's observations with value in [gte, lt). */
@@ -36,6 +35,24 @@ export interface AggregateSpec {
   flatten?: boolean;
   /** Most groups one observation may fall in (multi-valued dimensions); one more throws 413. Default: no bound. */
   maxGroupsPerObservation?: number;
+  /** Only the groups whose key hashes (groupHash) to `index` modulo `count`: one part of an answer a job splits. */
+  partition?: { count: number; index: number };
+}
+
+/** Marks, in the group trie, a group of another partition. */
+const OTHER_PART = {} as GroupState;
+
+/** FNV-1a (32 bits) of a group's values (undefined apart from every string): stable across isolates and versions. */
+export function groupHash(values: readonly (string | undefined)[]): number {
+  let h = 0x811c9dc5;
+  for (const v of values) {
+    const text = v === undefined ? '\u0001' : `${v}\u0000`;
+    for (let i = 0; i < text.length; i++) {
+      h ^= text.charCodeAt(i);
+      h = Math.imul(h, 0x01000193);
+    }
+  }
+  return h >>> 0;
 }
 
 export interface Accumulator {
@@ -329,14 +346,18 @@ export class Aggregation {
       return;
     }
     let state = node.get(key) as GroupState | undefined;
+    if (state === OTHER_PART) return;
     if (!state) {
       if (this.states.length >= this.spec.maxGroups) {
-        throw invalidValue(
-          'groupBy',
-          `The query produces more than ${this.spec.maxGroups} groups; narrow the filter or group by fewer dimensions.`,
-        );
+        throw tooManyGroups(this.spec.maxGroups);
       }
       const values = this.path.slice(0, this.groupIndexes.length + 1);
+      const partition = this.spec.partition;
+      if (partition && groupHash(values) % partition.count !== partition.index) {
+        // Another part's group: remembered as such, so the walk decides once per group.
+        node.set(key, OTHER_PART);
+        return;
+      }
       const group: Record<string, string> = {};
       if (values[0] !== undefined) group.mediaType = values[0];
       this.groupNames.forEach((name, l) => {

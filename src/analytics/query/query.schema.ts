@@ -156,45 +156,68 @@ const sortMetric = z.strictObject({
 });
 
 /** Strict at every level: a key this service does not read (a typo like `groupby`) is a 400 naming it, never ignored. */
-export const aggregateQuerySchema = z
-  .strictObject({
-    interval: z.string({ error: 'interval is required: <start>/<end> in ISO 8601' }).max(200),
-    granularity: z.string().max(100).optional(),
-    timeZone: z.string().max(100).optional(),
-    groupBy: z
-      .array(groupByDimension)
-      .max(L.maxGroupBy, { error: `At most ${L.maxGroupBy} groupBy dimensions` })
-      .refine(unique, 'groupBy names a dimension twice')
-      .default([]),
-    metrics: z.array(metric).min(1).max(L.maxMetrics).refine(unique, 'metrics names a metric twice').optional(),
-    filter: filter.optional(),
-    views: z
-      .array(view)
-      .max(L.maxViews, { error: `At most ${L.maxViews} views` })
-      .default([]),
-    queryType: z.enum(['groupBy', 'topN', 'bottomN'], { error: allowed('queryType', ['groupBy', 'topN', 'bottomN']) }).default('groupBy'),
-    sortMetric: sortMetric.optional(),
-    limit: z.number().int().min(1).max(L.maxLimit).optional(),
-    // A multi-valued dimension's list as one group value, joined by commas, instead of a group per value.
-    flattenMultivaluedDimensions: z.boolean().optional(),
-    // Accepted for Genesys compatibility: time here is already event time (each metric's emit).
-    alternateTimeDimension: z.literal('eventTime', { error: 'alternateTimeDimension may only be "eventTime"' }).optional(),
-  })
-  .superRefine((q, ctx) => {
-    const names = new Set<string>();
-    q.views.forEach((v, i) => {
-      if (METRIC_NAMES.includes(v.name))
-        ctx.addIssue({ code: 'custom', path: ['views', i, 'name'], message: `A view may not be named like the metric ${v.name}` });
-      if (names.has(v.name)) ctx.addIssue({ code: 'custom', path: ['views', i, 'name'], message: `Two views are named ${v.name}` });
-      names.add(v.name);
-    });
-    const ranked = q.queryType !== 'groupBy';
-    if (ranked && !q.sortMetric)
-      ctx.addIssue({ code: 'custom', path: ['sortMetric'], message: `queryType ${q.queryType} needs a sortMetric {name, function}` });
-    if (!ranked && q.sortMetric)
-      ctx.addIssue({ code: 'custom', path: ['sortMetric'], message: 'sortMetric applies only to queryType topN or bottomN' });
-    if (!ranked && q.limit !== undefined)
-      ctx.addIssue({ code: 'custom', path: ['limit'], message: 'limit applies only to queryType topN or bottomN' });
+const queryFields = {
+  interval: z.string({ error: 'interval is required: <start>/<end> in ISO 8601' }).max(200),
+  granularity: z.string().max(100).optional(),
+  timeZone: z.string().max(100).optional(),
+  groupBy: z
+    .array(groupByDimension)
+    .max(L.maxGroupBy, { error: `At most ${L.maxGroupBy} groupBy dimensions` })
+    .refine(unique, 'groupBy names a dimension twice')
+    .default([]),
+  metrics: z.array(metric).min(1).max(L.maxMetrics).refine(unique, 'metrics names a metric twice').optional(),
+  filter: filter.optional(),
+  views: z
+    .array(view)
+    .max(L.maxViews, { error: `At most ${L.maxViews} views` })
+    .default([]),
+  queryType: z.enum(['groupBy', 'topN', 'bottomN'], { error: allowed('queryType', ['groupBy', 'topN', 'bottomN']) }).default('groupBy'),
+  sortMetric: sortMetric.optional(),
+  limit: z.number().int().min(1).max(L.maxLimit).optional(),
+  // A multi-valued dimension's list as one group value, joined by commas, instead of a group per value.
+  flattenMultivaluedDimensions: z.boolean().optional(),
+  // Accepted for Genesys compatibility: time here is already event time (each metric's emit).
+  alternateTimeDimension: z.literal('eventTime', { error: 'alternateTimeDimension may only be "eventTime"' }).optional(),
+};
+
+type QueryFields = z.output<z.ZodObject<typeof queryFields>>;
+
+/** The rules across fields, shared by the query and the job. */
+function checkQuery(q: QueryFields, ctx: z.RefinementCtx): void {
+  const names = new Set<string>();
+  q.views.forEach((v, i) => {
+    if (METRIC_NAMES.includes(v.name))
+      ctx.addIssue({ code: 'custom', path: ['views', i, 'name'], message: `A view may not be named like the metric ${v.name}` });
+    if (names.has(v.name)) ctx.addIssue({ code: 'custom', path: ['views', i, 'name'], message: `Two views are named ${v.name}` });
+    names.add(v.name);
   });
+  const ranked = q.queryType !== 'groupBy';
+  if (ranked && !q.sortMetric)
+    ctx.addIssue({ code: 'custom', path: ['sortMetric'], message: `queryType ${q.queryType} needs a sortMetric {name, function}` });
+  if (!ranked && q.sortMetric)
+    ctx.addIssue({ code: 'custom', path: ['sortMetric'], message: 'sortMetric applies only to queryType topN or bottomN' });
+  if (!ranked && q.limit !== undefined)
+    ctx.addIssue({ code: 'custom', path: ['limit'], message: 'limit applies only to queryType topN or bottomN' });
+}
+
+export const aggregateQuerySchema = z.strictObject(queryFields).superRefine(checkQuery);
 
 export type AggregateQuery = z.output<typeof aggregateQuerySchema>;
+
+/**
+ * An asynchronous aggregate job's body (Genesys' ConversationAsyncAggregationQuery): the query, and
+ * how many groups a page of results holds at most.
+ */
+export const aggregateJobSchema = z
+  .strictObject({
+    ...queryFields,
+    pageSize: z
+      .number()
+      .int()
+      .min(1)
+      .max(L.maxJobPageSize, { error: `pageSize may be at most ${L.maxJobPageSize}` })
+      .default(L.defaultJobPageSize),
+  })
+  .superRefine(checkQuery);
+
+export type AggregateJobQuery = z.output<typeof aggregateJobSchema>;

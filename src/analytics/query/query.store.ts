@@ -101,8 +101,9 @@ const MAX_SLOT_LIST = 1_000;
  *
  * A packed rollup (agg_user) returns rows `[slot, rows, 1]` instead, `rows` being flat too, each row
  * `ids of dims…, then cnt, sum, mn, mx of each metric of packedMetrics` (cnt 0: none of it), and
- * the other metrics the query reads come, in the same statement, as cells of the rollup they are
- * kept in (Rollup.packed.othersFrom), with 0 for the dimensions it lacks, as they were stored here.
+ * the other metrics the query reads come, in the same statement, as cells of the rollups they are
+ * kept in: the packed rollup's companion (Rollup.packed.more, same dimensions) and Rollup.packed.othersFrom,
+ * with 0 for the dimensions that one lacks, as they were stored here.
  */
 export function rollupQuery(spec: ReadSpec, rollup: Rollup, res: number) {
   const pushdown = spec.pushdown ?? [];
@@ -116,10 +117,13 @@ export function rollupQuery(spec: ReadSpec, rollup: Rollup, res: number) {
   let packedMetrics: PackedMetric[] = [];
   if (!rollup.packed) parts.push(cellsPart(read, rollup, spec.metrics));
   else {
+    const { more } = rollup.packed;
     const wanted = spec.metrics ?? METRICS.map((_, i) => i);
     packedMetrics = rollup.packed.metrics.filter((m) => wanted.includes(m.metric));
-    const others = wanted.filter((i) => !rollup.packed!.metrics.some((m) => m.metric === i));
+    const inMore = wanted.filter((i) => more.keeps!.includes(i));
+    const others = wanted.filter((i) => !rollup.packed!.metrics.some((m) => m.metric === i) && !inMore.includes(i));
     if (packedMetrics.length > 0) parts.push(packedPart(read, rollup, packedMetrics));
+    if (inMore.length > 0) parts.push(cellsPart(read, more, inMore));
     // A filter on a dimension the other rollup lacks (userId = X) matches none of these metrics: they
     // were stored here with 0 for it.
     const from = ROLLUPS.find((r) => r.table === rollup.packed!.othersFrom)!;

@@ -1,31 +1,63 @@
-import { DomainError } from '../../errors';
+import { DomainError, type DomainErrorKind } from '../../errors';
 
 /*
- * The 413s of a query that asks for more than one Worker may compute. Each says which bound was
- * passed and how to narrow the query. Genesys answers such queries through asynchronous aggregate
- * jobs (`…/aggregates/jobs`), which this service does not offer yet.
+ * The refusals of a query that asks for more than one Worker may compute at once. Each says which
+ * bound was passed and how to narrow the query. Most also say how an asynchronous aggregate job
+ * (`…/aggregates/jobs`, analytics/jobs) gets the whole answer: a job answers in parts, each within
+ * these bounds, and `splits` tells it which parts help.
  */
 
 const NARROW = 'Narrow the query: a shorter interval, a coarser granularity, fewer groupBy dimensions or metrics, or a filter.';
-const NO_JOBS = 'Asynchronous aggregate jobs are not available yet.';
+const BY_JOB =
+  'Or submit it as an asynchronous aggregate job (POST /api/v2/analytics/conversations/aggregates/jobs), which answers in pages.';
+
+/**
+ * A bound a smaller part of the query would stay within: `time` — fewer buckets at once (a shorter
+ * interval reads fewer conversations and holds fewer cells); `any` — fewer buckets or fewer groups.
+ */
+export class QueryTooLarge extends DomainError {
+  constructor(
+    kind: DomainErrorKind,
+    message: string,
+    readonly splits: 'time' | 'any',
+    field?: string,
+  ) {
+    super(kind, message, field);
+  }
+}
 
 export function tooManyCells(max: number): DomainError {
-  return new DomainError(
+  return new QueryTooLarge(
     'too-large',
-    `The answer would hold more than ${max.toLocaleString('en-US')} stats entries (groups × buckets × metrics). ${NARROW} ${NO_JOBS}`,
+    `The answer would hold more than ${max.toLocaleString('en-US')} stats entries (groups × buckets × metrics). ${NARROW} ${BY_JOB}`,
+    'any',
+  );
+}
+
+export function tooManyGroups(max: number): DomainError {
+  return new QueryTooLarge(
+    'invalid',
+    `The query produces more than ${max.toLocaleString('en-US')} groups; narrow the filter or group by fewer dimensions. ${BY_JOB}`,
+    'any',
+    'groupBy',
   );
 }
 
 export function answerTooLarge(maxBytes: number): DomainError {
-  return new DomainError('too-large', `The answer would be larger than ${maxBytes.toLocaleString('en-US')} bytes. ${NARROW} ${NO_JOBS}`);
+  return new QueryTooLarge(
+    'too-large',
+    `The answer would be larger than ${maxBytes.toLocaleString('en-US')} bytes. ${NARROW} ${BY_JOB}`,
+    'any',
+  );
 }
 
 export function tooManyRawConversations(max: number): DomainError {
-  return new DomainError(
+  return new QueryTooLarge(
     'too-large',
     `The query would read more than ${max.toLocaleString('en-US')} conversations from the raw observations ` +
       '(they are read when the rollups cannot answer: dimensions other than mediaType, direction, queueId and userId, ' +
-      `buckets not aligned to 15 minutes, userId in buckets under an hour, metric predicates, views). ${NARROW} ${NO_JOBS}`,
+      `buckets not aligned to 15 minutes, userId in buckets under an hour, metric predicates, views). ${NARROW} ${BY_JOB}`,
+    'time',
   );
 }
 

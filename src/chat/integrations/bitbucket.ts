@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { code, count, esc, link, linkDestination, linkMarkdown, metadata, quote, shortSha } from './text';
-import { expectShape, ignored, message, Unrecognised, type NativePost, type Translation } from './types';
+import { bitbucketBuildLevel } from './level';
+import { expectShape, ignored, message, Unrecognised, withDetails, type NativePost, type Translation } from './types';
 
 /**
  * Bitbucket Cloud webhooks (support.atlassian.com "Event payloads"): the event is the `X-Event-Key`
@@ -46,6 +47,23 @@ const commentEvent = pullRequestEvent.extend({
     content: z.object({ raw: optStr }).nullish(),
     inline: z.object({ path: optStr }).nullish(),
     links: z.object({ html: href }).nullish(),
+  }),
+});
+
+/** A build's result reported on a commit (Bitbucket Pipelines, or any CI through the build status API). */
+const commitStatusEvent = z.object({
+  actor: account,
+  repository,
+  commit_status: z.object({
+    name: optStr,
+    description: optStr,
+    state: str,
+    key: optStr,
+    url: optStr,
+    type: optStr,
+    refname: optStr,
+    commit: z.object({ hash: optStr }).nullish(),
+    links: z.object({ commit: href }).nullish(),
   }),
 });
 
@@ -144,6 +162,34 @@ function commentMessage(e: z.infer<typeof commentEvent>): Translation {
   return message(quoted === '' ? `${head}.` : `${head}:\n\n${quoted}`, meta);
 }
 
+const BUILD_STATES: Readonly<Record<string, { icon: string; phrase: string }>> = {
+  SUCCESSFUL: { icon: '\u2705 ', phrase: 'succeeded' },
+  FAILED: { icon: '\u274c ', phrase: 'failed' },
+  INPROGRESS: { icon: '', phrase: 'started' },
+  STOPPED: { icon: '', phrase: 'was stopped' },
+};
+
+function commitStatusMessage(eventKey: string, e: z.infer<typeof commitStatusEvent>): Translation {
+  const status = e.commit_status;
+  const state = status.state.toUpperCase();
+  const { icon, phrase } = BUILD_STATES[state] ?? { icon: '', phrase: `is ${esc(status.state, 30)}` };
+  // The commit's hash: its own field, else the end of its API link.
+  const hash = status.commit?.hash ?? /\/commit\/([0-9a-f]{7,40})(?:[/?#]|$)/i.exec(status.links?.commit?.href ?? '')?.[1];
+  const sha = shortSha(hash);
+  const what = [status.refname ? ` on ${code(status.refname)}` : '', sha ? ` for commit ${code(sha)}` : ''].join('');
+  const name = status.name?.trim() || status.key?.trim() || 'Build';
+  const head = `${icon}Build ${link(name, status.url)} ${phrase}${what} in ${repoLink(e.repository)}`;
+  const description = esc(status.description ?? '', 200);
+  const meta = metadata(`bitbucket:${eventKey}`, [
+    ['repo', e.repository.full_name],
+    ['state', state],
+    ['key', status.key],
+    ['branch', status.refname],
+    ['commit', sha],
+  ]);
+  return withDetails(message(description === '' ? `${head}.` : `${head}: ${description}`, meta), { level: bitbucketBuildLevel(state) });
+}
+
 const EVENT_KEY = /^[a-z_]{1,40}(?::[a-z_]{1,40}){1,3}$/;
 
 export function translateBitbucket(post: NativePost): Translation {
@@ -164,6 +210,9 @@ export function translateBitbucket(post: NativePost): Translation {
       return pullRequestMessage(eventKey, expectShape(pullRequestEvent, post.json, what));
     case 'pullrequest:comment_created':
       return commentMessage(expectShape(commentEvent, post.json, what));
+    case 'repo:commit_status_created':
+    case 'repo:commit_status_updated':
+      return commitStatusMessage(eventKey, expectShape(commitStatusEvent, post.json, what));
     default:
       return ignored(`Bitbucket event "${eventKey}" is not shown.`);
   }

@@ -15,7 +15,8 @@ import {
   worstLevel,
 } from './slack';
 import { escLineStart, escPiece, link, metadata, oneLine } from './text';
-import { message, Unrecognised, type NativePost, type Translation } from './types';
+import { colourLevel } from './level';
+import { message, Unrecognised, withDetails, type NativePost, type Translation } from './types';
 
 /**
  * Discord's "Execute Webhook" body (discord.com/developers/docs/resources/webhook), which bots, CI
@@ -152,5 +153,5 @@ export function translateDiscord(post: NativePost): Translation {
     ['thread_name', str(body.thread_name)],
     ['level', worstLevel(levels)],
   ]);
-  return message(markdown, meta);
+  return withDetails(message(markdown, meta), { level: colourLevel(worstLevel(levels)) });
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { code, count, esc, link, linkDestination, linkMarkdown, metadata, quote, shortSha } from './text';
-import { expectShape, ignored, message, Unrecognised, type NativePost, type Translation } from './types';
+import { conclusionLevel, stateLevel } from './level';
+import { expectShape, ignored, message, Unrecognised, withDetails, type NativePost, type Translation } from './types';
 
 /**
  * GitHub repository and organization webhooks (docs.github.com "Webhook events and payloads"): the
@@ -412,7 +413,9 @@ function workflowRunMessage(e: z.infer<typeof workflowRunEvent>): Translation {
     ['branch', run.head_branch],
     ['conclusion', run.conclusion],
   ]);
-  return message(`${icon}Workflow ${link(name, run.html_url)} ${phrase}${on} in ${repoLink(e.repository)}.`, meta);
+  return withDetails(message(`${icon}Workflow ${link(name, run.html_url)} ${phrase}${on} in ${repoLink(e.repository)}.`, meta), {
+    level: conclusionLevel(run.conclusion),
+  });
 }
 
 function checkSuiteMessage(e: z.infer<typeof checkSuiteEvent>): Translation {
@@ -429,7 +432,9 @@ function checkSuiteMessage(e: z.infer<typeof checkSuiteEvent>): Translation {
     ['branch', suite.head_branch],
     ['conclusion', suite.conclusion],
   ]);
-  return message(`${icon}Checks${by} ${phrase}${where} in ${repoLink(e.repository)}.`, meta);
+  return withDetails(message(`${icon}Checks${by} ${phrase}${where} in ${repoLink(e.repository)}.`, meta), {
+    level: conclusionLevel(suite.conclusion),
+  });
 }
 
 /** `https://github.com/o/r/pull/5#discussion_r1` → 5 and the pull request's URL (2013 payloads name no pull_request). */
@@ -501,7 +506,7 @@ function statusMessage(e: z.infer<typeof statusEvent>): Translation {
     ['branch', branch],
     ['commit', shortSha(e.sha)],
   ]);
-  return message(withDescription(head, e.description), meta);
+  return withDetails(message(withDescription(head, e.description), meta), { level: stateLevel(e.state) });
 }
 
 function checkRunMessage(e: z.infer<typeof checkRunEvent>): Translation {
@@ -520,7 +525,9 @@ function checkRunMessage(e: z.infer<typeof checkRunEvent>): Translation {
     ['branch', branch],
     ['conclusion', run.conclusion],
   ]);
-  return message(`${icon}Check ${link(run.name, run.html_url)}${by} ${phrase}${where} in ${repoLink(e.repository)}.`, meta);
+  return withDetails(message(`${icon}Check ${link(run.name, run.html_url)}${by} ${phrase}${where} in ${repoLink(e.repository)}.`, meta), {
+    level: conclusionLevel(run.conclusion),
+  });
 }
 
 function deploymentStatusMessage(e: z.infer<typeof deploymentStatusEvent>): Translation {
@@ -542,7 +549,7 @@ function deploymentStatusMessage(e: z.infer<typeof deploymentStatusEvent>): Tran
     ['state', ds.state],
     ['ref', ref],
   ]);
-  return message(withDescription(head, ds.description), meta);
+  return withDetails(message(withDescription(head, ds.description), meta), { level: stateLevel(ds.state) });
 }
 
 function forkMessage(e: z.infer<typeof forkEvent>): Translation {

@@ -5,11 +5,19 @@ import { translateGitHub } from './github';
 import { translateJenkins } from './jenkins';
 import { translateJira } from './jira';
 import { translateSalesforce } from './salesforce';
-import { translateSlack } from './slack';
+import { isObj, readBody, translateSlack } from './slack';
 import { truncate } from './text';
-import { Unrecognised, type NativeKind, type NativeMediaType, type NativePost, type Translation } from './types';
+import { Unrecognised, type NativeKind, type NativeMediaType, type NativePost, type SenderOverride, type Translation } from './types';
 
-export { isNativeKind, NATIVE_KINDS, type NativeKind, type NativeMediaType, type NativePost, type Translation } from './types';
+export {
+  isNativeKind,
+  NATIVE_KINDS,
+  type NativeKind,
+  type NativeMediaType,
+  type NativePost,
+  type SenderOverride,
+  type Translation,
+} from './types';
 export { SOAP_ACK } from './salesforce';
 export { looksLikeDiscord } from './discord';
 export { looksLikeSlack } from './slack';
@@ -72,4 +80,25 @@ export function translate(kind: NativeKind, post: NativePost): Translation {
     if (err instanceof Unrecognised) return { kind: 'unrecognised', expected: err.message, fieldName: err.fieldName };
     throw err;
   }
+}
+
+/**
+ * The sender a post names for itself, in its format's spelling: Slack's and Mattermost's
+ * `username`/`icon_url`, Discord's `username`/`avatar_url` (a Slack body sent to a discord webhook is
+ * Slack's). `translation` is the post's (its metadata says which format it was read as). None for
+ * the other kinds: their payloads name a tool's user, not who the message is from.
+ */
+export function senderOverride(post: NativePost, translation: Translation): SenderOverride | undefined {
+  if (translation.kind !== 'message') return undefined;
+  const format = translation.metadata.startsWith('slack:') ? 'slack' : translation.metadata.startsWith('discord:') ? 'discord' : null;
+  if (format === null) return undefined;
+  let body: unknown;
+  try {
+    body = format === 'slack' ? readBody(post) : post.json;
+  } catch {
+    return undefined;
+  }
+  if (!isObj(body)) return undefined;
+  const icon = format === 'slack' ? 'icon_url' : 'avatar_url';
+  return { name: { field: 'username', value: body.username }, iconUrl: { field: icon, value: body[icon] } };
 }

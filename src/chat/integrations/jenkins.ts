@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { code, link, metadata, shortSha, strong } from './text';
-import { expectShape, ignored, message, Unrecognised, type NativePost, type Translation } from './types';
+import { jenkinsLevel } from './level';
+import { expectShape, ignored, message, Unrecognised, withDetails, type NativePost, type Translation } from './types';
 
 /**
  * The Jenkins Notification plugin (plugins.jenkins.io/notification), Format JSON: `{name, url,
@@ -58,5 +59,5 @@ export function translateJenkins(post: NativePost): Translation {
     ['status', status],
     ['branch', scm?.branch],
   ]);
-  return message(markdown, meta);
+  return withDetails(message(markdown, meta), { level: jenkinsLevel(status) });
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { count, esc, link, metadata, quote } from './text';
-import { expectShape, ignored, message, Unrecognised, type DeliveryKey, type NativePost, type Translation } from './types';
+import { jiraPriorityLevel } from './level';
+import { expectShape, ignored, message, Unrecognised, withDetails, type DeliveryKey, type NativePost, type Translation } from './types';
 
 /**
  * Jira webhooks (developer.atlassian.com "Webhooks"): the event is the body's `webhookEvent`. Issue
@@ -223,10 +224,15 @@ function decodeURIComponentSafe(text: string): string {
 function issueMessage(webhookEvent: string, e: z.infer<typeof event>, i: Issue): Translation {
   const user = esc(personName(e.user) ?? 'Someone');
   switch (webhookEvent) {
+    // An issue created or changed carries its priority: a P1 stands out (comments and deletions do not).
     case 'jira:issue_created':
-      return createdMessage(user, i, webhookEvent);
-    case 'jira:issue_updated':
-      return updatedMessage(user, e, i);
+      return withDetails(createdMessage(user, i, webhookEvent), { level: jiraPriorityLevel(nameOf(i.fields?.priority)) });
+    case 'jira:issue_updated': {
+      const updated = updatedMessage(user, e, i);
+      // Jira Server's "issue_commented" is an update carrying a comment, shown as the comment it is.
+      const isComment = updated.kind === 'message' && updated.metadata.startsWith('jira:comment_');
+      return isComment ? updated : withDetails(updated, { level: jiraPriorityLevel(nameOf(i.fields?.priority)) });
+    }
     case 'jira:issue_deleted': {
       const summary = i.fields?.summary;
       return message(`${user} deleted ${esc(summary ? `${i.key}: ${summary}` : i.key)}.`, meta(webhookEvent, i));

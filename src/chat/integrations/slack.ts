@@ -1,6 +1,7 @@
 import { convert, emojify, inline, safeLink, slackDate } from './mrkdwn';
 import { count, escLineStart, escPiece, link, metadata, oneLine, TEXT_LIMITS } from './text';
-import { ignored, message, Unrecognised, type NativePost, type Translation } from './types';
+import { colourLevel, mattermostPriorityLevel, mostUrgent } from './level';
+import { ignored, message, Unrecognised, withDetails, type NativePost, type Translation } from './types';
 
 /**
  * Slack incoming webhooks (api.slack.com/messaging/webhooks), the format Grafana, Alertmanager
@@ -316,7 +317,7 @@ function editedMessage(body: Obj): Translation | undefined {
   return message(`**Edited:**\n\n${shown}`, metadata('slack:message_changed', [['channel', str(body.channel) ?? str(event.channel)]]));
 }
 
-function readBody(post: NativePost): Obj {
+export function readBody(post: NativePost): Obj {
   let body: unknown = post.json;
   if (post.mediaType === 'application/x-www-form-urlencoded') {
     const payload = new URLSearchParams(post.text).get('payload');
@@ -400,5 +401,7 @@ export function translateSlack(post: NativePost): Translation {
     ['type', mattermost ? str(body.type) : undefined],
     ['priority', mattermost ? priority : undefined],
   ]);
-  return message(markdown, meta);
+  return withDetails(message(markdown, meta), {
+    level: mostUrgent([colourLevel(worst), mattermost ? mattermostPriorityLevel(priority) : undefined]),
+  });
 }

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { WebhookKind } from '../limits';
+import type { MessageLevel } from '../protocol';
 
 /** Webhook kinds that take their tool's own payload (besides the generic body). */
 export type NativeKind = Exclude<WebhookKind, 'generic'>;
@@ -35,8 +36,25 @@ export interface DeliveryKey {
   contentMayChange?: boolean;
 }
 
+/**
+ * The sender a post names for itself, in its format's spelling (`field`, quoted in a 400): read only
+ * where the webhook allows overrides (webhook-post/sender.ts validates and applies it). A value
+ * absent, null or blank is no override.
+ */
+export interface SenderOverride {
+  name?: { field: string; value: unknown };
+  iconUrl?: { field: string; value: unknown };
+}
+
 export type Translation =
-  | { kind: 'message'; markdown: string; metadata: string; deliveryKey?: DeliveryKey }
+  | {
+      kind: 'message';
+      markdown: string;
+      metadata: string;
+      deliveryKey?: DeliveryKey;
+      /** Derived from the payload (a failed build, a P1 issue, a red attachment); absent: info. */
+      level?: MessageLevel;
+    }
   /** Recognised, deliberately not shown: 200 with no delivery. */
   | { kind: 'ignored'; reason: string }
   /** Not this tool's payload: 400 saying what was expected. */
@@ -68,6 +86,12 @@ export function expectShape<T extends z.ZodType>(schema: T, value: unknown, what
 
 export function message(markdown: string, metadata: string, deliveryKey?: DeliveryKey): Translation {
   return deliveryKey ? { kind: 'message', markdown, metadata, deliveryKey } : { kind: 'message', markdown, metadata };
+}
+
+/** The translation with its level (none: info), when it is a message. */
+export function withDetails(translation: Translation, details: { level?: MessageLevel }): Translation {
+  if (translation.kind !== 'message' || details.level === undefined) return translation;
+  return { ...translation, level: details.level };
 }
 
 export function ignored(reason: string): Translation {

@@ -1,6 +1,6 @@
 import { jsonChunks } from '../../db/json-chunks';
 import type { AlarmSchedule } from './alarm';
-import type { LogRow, RoomLog } from './room-log';
+import { UNKNOWN_SENDER, type LogRow, type RoomLog } from './room-log';
 import { LOCAL_WINDOW } from './types';
 
 const FLUSH_MAX_ROWS = 500;
@@ -9,9 +9,15 @@ const FLUSH_MAX_ROWS = 500;
  * byte of JSON); a parameter stays well under D1's 2 MB value limit even at 3 UTF-8 bytes a char.
  */
 const STATEMENT_MAX_CHARS = 500_000;
-const INSERT_MESSAGES = `INSERT INTO messages (id, room_id, seq, webhook_id, markdown, html, metadata, created_at)
+/** A row without a sender (stored before messages had one, not yet backfilled) gets one as migration 0010 gave D1's. */
+const INSERT_MESSAGES = `INSERT INTO messages (id, room_id, seq, webhook_id, markdown, html, metadata, created_at, sender_name, sender_icon_url, level)
   SELECT json_extract(value, '$[0]'), ?1, json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]'),
-         json_extract(value, '$[4]'), json_extract(value, '$[5]'), json_extract(value, '$[6]')
+         json_extract(value, '$[4]'), json_extract(value, '$[5]'), json_extract(value, '$[6]'),
+         ifnull(json_extract(value, '$[7]'), ifnull((SELECT name FROM webhooks WHERE id = json_extract(value, '$[2]')), '${UNKNOWN_SENDER.name}')),
+         CASE WHEN json_extract(value, '$[7]') IS NULL
+           THEN (SELECT '/assets/chat/icons/' || kind || '.svg' FROM webhooks WHERE id = json_extract(value, '$[2]'))
+           ELSE json_extract(value, '$[8]') END,
+         ifnull(json_extract(value, '$[9]'), 'info')
   FROM json_each(?2) WHERE true
   ON CONFLICT DO NOTHING`;
 const FLUSH_MAX_CHARS = 2_000_000;
@@ -27,9 +33,20 @@ const SAFETY_ALARM_MS = 30_000;
 const RETRY_BASE_MS = 1_000;
 const RETRY_MAX_MS = 60_000;
 
-/** One row as the JSON array INSERT_MESSAGES reads (`$[0]` … `$[6]`). */
+/** One row as the JSON array INSERT_MESSAGES reads (`$[0]` … `$[9]`). */
 function toJsonRow(row: LogRow): string {
-  return JSON.stringify([row.id, row.seq, row.webhook_id, row.markdown, row.html, row.metadata, row.created_at]);
+  return JSON.stringify([
+    row.id,
+    row.seq,
+    row.webhook_id,
+    row.markdown,
+    row.html,
+    row.metadata,
+    row.created_at,
+    row.sender_name,
+    row.sender_icon_url,
+    row.level,
+  ]);
 }
 
 /**
@@ -103,7 +120,7 @@ export class Outbox {
       const rows: LogRow[] = [];
       let chars = 0;
       for (const row of this.log.unflushed(FLUSH_MAX_ROWS)) {
-        chars += row.markdown.length + row.html.length + (row.metadata?.length ?? 0);
+        chars += row.markdown.length + row.html.length + (row.metadata?.length ?? 0) + (row.sender_name?.length ?? 0);
         if (rows.length > 0 && chars > FLUSH_MAX_CHARS) break;
         rows.push(row);
       }

@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../protocol';
+import { isMessageLevel, type ChatMessage } from '../protocol';
 import { dropPrepared } from './two-phase';
 import { RoomGoneError, type MessageDraft } from './types';
 
@@ -12,10 +12,17 @@ export type LogRow = {
   markdown: string;
   html: string;
   metadata: string | null;
+  /** Null only in rows stored before messages had a sender (see backfillSenders). */
+  sender_name: string | null;
+  sender_icon_url: string | null;
+  level: string | null;
   created_at: string;
 };
 
-const LOG_COLUMNS = 'seq, id, webhook_id, markdown, html, metadata, created_at';
+/** What a row stored before messages had a sender shows until backfillSenders names it (its webhook gone, for good). */
+export const UNKNOWN_SENDER: ChatMessage['sender'] = { name: 'Webhook', iconUrl: null };
+
+const LOG_COLUMNS = 'seq, id, webhook_id, markdown, html, metadata, sender_name, sender_icon_url, level, created_at';
 
 /**
  * One replay page of `source` (a table and its condition, whose last `?` is the seq after which the
@@ -24,7 +31,8 @@ const LOG_COLUMNS = 'seq, id, webhook_id, markdown, html, metadata, created_at';
  * The same columns in the room's log and in D1's `messages`.
  */
 export function replayPageSql(source: string): string {
-  const size = 'length(markdown) + length(html) + ifnull(length(metadata), 0) + 300';
+  const size =
+    'length(markdown) + length(html) + ifnull(length(metadata), 0) + ifnull(length(sender_name), 0) + ifnull(length(sender_icon_url), 0) + 300';
   return `SELECT ${LOG_COLUMNS} FROM (
       SELECT ${LOG_COLUMNS}, size, SUM(size) OVER (ORDER BY seq) AS upto FROM (
         SELECT ${LOG_COLUMNS}, ${size} AS size FROM ${source} ORDER BY seq LIMIT ?))
@@ -32,14 +40,17 @@ export function replayPageSql(source: string): string {
 }
 const LOCAL_PAGE = replayPageSql('log WHERE seq > ?');
 
-/** `prepared` holds multi-room drafts awaiting their commit (see two-phase.ts). */
+/**
+ * `prepared` holds multi-room drafts awaiting their commit (see two-phase.ts). The sender and level
+ * columns came later: a log made before them gets them added, null in its earlier rows.
+ */
 function migrate(sql: SqlStorage): void {
   sql.exec(`
     CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS log (
       seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, tx_id TEXT, webhook_id TEXT NOT NULL,
       markdown TEXT NOT NULL, html TEXT NOT NULL, metadata TEXT, created_at TEXT NOT NULL,
-      flushed INTEGER NOT NULL DEFAULT 0
+      flushed INTEGER NOT NULL DEFAULT 0, sender_name TEXT, sender_icon_url TEXT, level TEXT
     );
     CREATE INDEX IF NOT EXISTS log_unflushed ON log (seq) WHERE flushed = 0;
     CREATE INDEX IF NOT EXISTS log_tx ON log (tx_id) WHERE tx_id IS NOT NULL;
@@ -48,6 +59,15 @@ function migrate(sql: SqlStorage): void {
       tx_id TEXT PRIMARY KEY, coordinator TEXT NOT NULL, draft TEXT NOT NULL, prepared_at INTEGER NOT NULL
     );
   `);
+  const columns = new Set(
+    sql
+      .exec<{ name: string }>('PRAGMA table_info(log)')
+      .toArray()
+      .map((c) => c.name),
+  );
+  for (const column of ['sender_name', 'sender_icon_url', 'level']) {
+    if (!columns.has(column)) sql.exec(`ALTER TABLE log ADD COLUMN ${column} TEXT`);
+  }
 }
 
 /**
@@ -125,6 +145,8 @@ export class RoomLog {
       markdown: draft.markdown,
       html: draft.html,
       metadata: draft.metadata,
+      sender: draft.sender ?? UNKNOWN_SENDER,
+      level: draft.level ?? 'info',
       createdAt: new Date().toISOString(),
     };
     if (txId === null && !draft.dedupe) this.insert(message, null);
@@ -148,13 +170,16 @@ export class RoomLog {
 
   private insert(message: ChatMessage, txId: string | null): void {
     this.sql.exec(
-      `INSERT INTO log (${LOG_COLUMNS}, tx_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO log (${LOG_COLUMNS}, tx_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       message.seq,
       message.id,
       message.webhookId,
       message.markdown,
       message.html,
       message.metadata,
+      message.sender.name,
+      message.sender.iconUrl,
+      message.level,
       message.createdAt,
       txId,
     );
@@ -205,8 +230,35 @@ export class RoomLog {
       markdown: row.markdown,
       html: row.html,
       metadata: row.metadata,
+      sender: row.sender_name === null ? UNKNOWN_SENDER : { name: row.sender_name, iconUrl: row.sender_icon_url },
+      level: isMessageLevel(row.level) ? row.level : 'info',
       createdAt: row.created_at,
     };
+  }
+
+  /** Webhooks of rows stored before messages had a sender (none once backfillSenders has run). */
+  webhooksWithoutSender(): string[] {
+    return this.sql
+      .exec<{ webhook_id: string }>('SELECT DISTINCT webhook_id FROM log WHERE sender_name IS NULL LIMIT 100')
+      .toArray()
+      .map((r) => r.webhook_id);
+  }
+
+  /**
+   * Names the sender of rows stored before messages had one, as migration 0010 did in D1: the
+   * webhook's name and its kind's icon (`senders`, by webhook id), or UNKNOWN_SENDER for a webhook
+   * that is gone; level 'info'. Once done, no row is without a sender.
+   */
+  backfillSenders(webhookIds: readonly string[], senders: ReadonlyMap<string, ChatMessage['sender']>): void {
+    for (const id of webhookIds) {
+      const sender = senders.get(id) ?? UNKNOWN_SENDER;
+      this.sql.exec(
+        "UPDATE log SET sender_name = ?, sender_icon_url = ?, level = ifnull(level, 'info') WHERE webhook_id = ? AND sender_name IS NULL",
+        sender.name,
+        sender.iconUrl,
+        id,
+      );
+    }
   }
 
   /** Drops all state, leaving a tombstone: every later call gets RoomGoneError. */

@@ -1,5 +1,5 @@
 import { DurableObject } from 'cloudflare:workers';
-import { CHAT_LIMITS } from '../limits';
+import { CHAT_LIMITS, defaultIconUrl } from '../limits';
 import { PROTOCOL } from '../protocol';
 import { AlarmSchedule } from './alarm';
 import { Outbox } from './outbox';
@@ -30,8 +30,12 @@ export class RoomObject extends DurableObject<Env> {
     super(ctx, env);
     this.log = new RoomLog(ctx.storage);
     this.alarms = new AlarmSchedule(ctx.storage);
-    // Before any event: the alarm already set, so `ensure` never moves it later (see alarm.ts).
-    void ctx.blockConcurrencyWhile(() => this.alarms.load());
+    // Before any event: the alarm already set, so `ensure` never moves it later (see alarm.ts), and
+    // a sender for every row stored before messages had one.
+    void ctx.blockConcurrencyWhile(async () => {
+      await this.alarms.load();
+      await this.backfillSenders();
+    });
     this.viewers = new Viewers(ctx, env.DB, this.log);
     this.outbox = new Outbox(env.DB, this.log, this.alarms);
     this.prepared = new PreparedDrafts(ctx.storage.sql, env.WEBHOOK_GATES, this.alarms);
@@ -78,6 +82,30 @@ export class RoomObject extends DurableObject<Env> {
     this.viewers.queue(message);
     this.outbox.appended();
     return { roomId: message.roomId, messageId: message.id, seq: message.seq };
+  }
+
+  /**
+   * Rows this room stored before messages had a sender get their webhook's name and icon, as
+   * migration 0010 gave D1's rows (one D1 read, once per room). On failure they show UNKNOWN_SENDER
+   * and the next start of the object tries again.
+   */
+  private async backfillSenders(): Promise<void> {
+    for (let round = 0; round < 10; round++) {
+      const ids = this.log.webhooksWithoutSender();
+      if (ids.length === 0) return;
+      try {
+        const { results } = await this.env.DB.prepare(
+          'SELECT id, name, kind, avatar_url FROM webhooks WHERE id IN (SELECT value FROM json_each(?))',
+        )
+          .bind(JSON.stringify(ids))
+          .all<{ id: string; name: string; kind: string; avatar_url: string | null }>();
+        const senders = new Map(results.map((w) => [w.id, { name: w.name, iconUrl: w.avatar_url ?? defaultIconUrl(w.kind) }]));
+        this.log.backfillSenders(ids, senders);
+      } catch (err) {
+        console.error(`room ${this.log.roomId}: could not name the senders of earlier messages`, err);
+        return;
+      }
+    }
   }
 
   // ---- viewers ------------------------------------------------------------------------------

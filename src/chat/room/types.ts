@@ -1,5 +1,7 @@
 /** What the Worker and a room object exchange over RPC. */
 
+import type { ChatMessage, MessageLevel } from '../protocol';
+
 /** A message as the Worker hands it to a room: rendered and identified, not yet ordered. */
 export interface MessageDraft {
   id: string;
@@ -7,6 +9,12 @@ export interface MessageDraft {
   markdown: string;
   html: string;
   metadata: string | null;
+  /**
+   * Who sent it and how urgent it is, fixed by the Worker. Optional only for drafts prepared before
+   * these existed (two-phase.ts keeps drafts as JSON): those read as a legacy row (room-log.ts).
+   */
+  sender?: ChatMessage['sender'];
+  level?: MessageLevel;
   /** The id derives from an idempotency attempt: remember it (24 h) and answer a repeat with the stored delivery. */
   dedupe: boolean;
 }

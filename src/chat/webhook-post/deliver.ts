@@ -1,4 +1,5 @@
 import { DeliveryError } from '../chat-errors';
+import type { ChatMessage, MessageLevel } from '../protocol';
 import type { Delivery, MessageDraft } from '../room/types';
 import { gateStub, roomStub } from '../stubs';
 import type { Outcome } from '../webhook-gate';
@@ -8,6 +9,8 @@ export interface PostedMessage {
   markdown: string;
   html: string;
   metadata: string | null;
+  sender: ChatMessage['sender'];
+  level: MessageLevel;
 }
 
 export interface DeliveryResult {

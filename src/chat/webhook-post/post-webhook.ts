@@ -5,6 +5,7 @@ import { renderMarkdown } from '../markdown';
 import { admitPost } from './admission';
 import { deliver, type DeliveryResult } from './deliver';
 import { PostBody, readPost, type AnswerFormat, type PostRequest } from './read-post';
+import { senderOf } from './sender';
 
 export type { PostRequest } from './read-post';
 
@@ -19,7 +20,8 @@ export interface PostAnswer {
  * read the body against the webhook and route it, have the gate admit it (the rate limit counts its
  * rooms), render and store it in every target room, then record the answer for its idempotency key.
  * Refusals are thrown as ApiError (the app's one error handler writes them); nothing is stored unless
- * the answer is a 2xx. Messages carry the webhook's public id, never the secret.
+ * the answer is a 2xx. Messages carry the webhook's public id, never the secret, and their sender
+ * (the webhook's name and icon, or the post's own where the webhook allows it) and level.
  */
 export async function postToWebhook(env: Env, db: Db, urlSecret: string, request: PostRequest): Promise<PostAnswer> {
   const body = new PostBody(request);
@@ -32,7 +34,14 @@ export async function postToWebhook(env: Env, db: Db, urlSecret: string, request
   const { post, attempt, key } = admitted;
   let result: DeliveryResult;
   try {
-    const posted = { webhookId: post.hook.id, markdown: post.markdown, html: renderMarkdown(post.markdown), metadata: post.metadata };
+    const posted = {
+      webhookId: post.hook.id,
+      markdown: post.markdown,
+      html: renderMarkdown(post.markdown),
+      metadata: post.metadata,
+      sender: senderOf(post.hook, post.override),
+      level: post.level,
+    };
     result = await deliver(env, post.targets, posted, attempt);
   } catch (err) {
     await key?.release(err instanceof DeliveryError ? err.maybeStored : false);

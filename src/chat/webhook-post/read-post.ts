@@ -9,6 +9,7 @@ import {
   looksLikeDiscord,
   looksLikeSlack,
   NATIVE_MEDIA_TYPES,
+  senderOverride,
   SIGNATURE_HEADERS,
   translate,
   type NativeKind,
@@ -17,8 +18,10 @@ import {
 } from '../integrations';
 import { signatureMatches } from '../integrations/signature';
 import { CHAT_LIMITS, codePointLength } from '../limits';
+import { MESSAGE_LEVELS, type MessageLevel } from '../protocol';
 import { routeMessage } from '../routing';
 import type { WebhookRow } from '../webhooks.store';
+import { applicableOverride, type AppliedOverride } from './sender';
 
 /** A webhook post as the route received it: the body is read once, on first use, within its limit. */
 export interface PostRequest {
@@ -54,13 +57,20 @@ export type ReadPost =
       hook: WebhookRow;
       markdown: string;
       metadata: string | null;
+      /** From the body (`level`), or derived from a tool's payload; default info. */
+      level: MessageLevel;
+      /** The post's own sender values that apply (only where the webhook allows overrides). */
+      override: AppliedOverride;
       targets: string[];
       idempotency?: Idempotency;
       format: AnswerFormat;
     }
   | { kind: 'ignored'; reason: string; format: AnswerFormat };
 
-/** `{message, metadata?}` (Genesys' generic webhook body); unknown fields are ignored. */
+/**
+ * `{message, metadata?, level?}` (Genesys' generic webhook body, and our `level`); unknown fields are
+ * ignored. `username` and `iconUrl` are read apart, only where the webhook allows overrides.
+ */
 const webhookMessageSchema = z.object({
   message: z
     .string({ error: 'message is required and must be a string' })
@@ -76,6 +86,7 @@ const webhookMessageSchema = z.object({
       params: TOO_LARGE_ISSUE,
     })
     .nullish(),
+  level: z.enum(MESSAGE_LEVELS, { error: `level must be one of ${MESSAGE_LEVELS.join(', ')}` }).nullish(),
 });
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
@@ -158,12 +169,28 @@ export async function readPost(webhook: WebhookCopy, request: PostRequest, body:
   const generic = webhookMessageSchema.safeParse(json);
   if (generic.success) {
     const { message, metadata = null } = generic.data;
+    const level = generic.data.level ?? 'info';
     const key = idempotencyKey(request.header);
     const usableHook = usable(await webhook());
     await verifySignature(usableHook, await body.read(), request.header);
-    const idempotency = key === undefined ? undefined : { key, fingerprint: await contentFingerprint(message, metadata) };
+    const fields = json as Record<string, unknown>;
+    const override = applicableOverride(usableHook, {
+      name: { field: 'username', value: fields.username },
+      iconUrl: { field: 'iconUrl', value: fields.iconUrl },
+    });
+    const idempotency = key === undefined ? undefined : { key, fingerprint: await contentFingerprint(message, metadata, level, override) };
     const targets = routeMessage(usableHook, message, metadata);
-    return { kind: 'post', hook: usableHook, markdown: message, metadata, targets, idempotency, format: jsonFormat(request) };
+    return {
+      kind: 'post',
+      hook: usableHook,
+      markdown: message,
+      metadata,
+      level,
+      override,
+      targets,
+      idempotency,
+      format: jsonFormat(request),
+    };
   }
   // A broken generic body gets the answer it always got, whatever the webhook.
   if (isGenericAttempt(json)) throw issuesToError(generic.error.issues);
@@ -194,17 +221,20 @@ async function readNative(hook: WebhookRow, kind: NativeKind, post: NativePost, 
   if (translation.kind === 'ignored') return { kind: 'ignored', reason: translation.reason, format };
 
   const { markdown, metadata, deliveryKey } = translation;
+  const level = translation.level ?? 'info';
+  const override = applicableOverride(hook, senderOverride(post, translation));
   let idempotency: Idempotency | undefined;
   if (key !== undefined) {
-    idempotency = { key, fingerprint: await contentFingerprint(markdown, metadata) };
+    idempotency = { key, fingerprint: await contentFingerprint(markdown, metadata, undefined, override) };
   } else if (deliveryKey !== undefined) {
     const id = await sha256Hex(deliveryKey.id);
     idempotency = {
       key: `${kind}:${id}`,
-      fingerprint: deliveryKey.contentMayChange ? id : await contentFingerprint(markdown, metadata),
+      fingerprint: deliveryKey.contentMayChange ? id : await contentFingerprint(markdown, metadata, undefined, override),
     };
   }
-  return { kind: 'post', hook, markdown, metadata, targets: routeMessage(hook, markdown, metadata), idempotency, format };
+  const targets = routeMessage(hook, markdown, metadata);
+  return { kind: 'post', hook, markdown, metadata, level, override, targets, idempotency, format };
 }
 
 /**
@@ -298,6 +328,19 @@ async function verifySignature(hook: WebhookRow, body: Uint8Array, header: (name
   }
 }
 
-function contentFingerprint(markdown: string, metadata: string | null): Promise<string> {
-  return sha256Hex(JSON.stringify([markdown, metadata]));
+/**
+ * What a key's repeat must match. A level given in the body (other than info) and the post's own
+ * sender count only when given, so the keys of posts made before they existed keep their
+ * fingerprints; a level derived from a tool's payload is already told by its message and metadata.
+ */
+function contentFingerprint(
+  markdown: string,
+  metadata: string | null,
+  level: MessageLevel | undefined,
+  override: AppliedOverride,
+): Promise<string> {
+  const plain = (level === undefined || level === 'info') && override.name === undefined && override.iconUrl === undefined;
+  return sha256Hex(
+    JSON.stringify(plain ? [markdown, metadata] : [markdown, metadata, level, override.name ?? null, override.iconUrl ?? null]),
+  );
 }

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { translate } from '../../../src/chat/integrations';
-import { BITBUCKET, bbPullRequest, bbRepository } from './fixtures';
+import { BITBUCKET, bbPullRequest, bbRepository, shown } from './fixtures';
 import { nativePost } from './support';
 
 describe('Bitbucket Cloud payloads', () => {
   it.each(Object.entries(BITBUCKET))('turns %s into its message and metadata', (_, c) => {
-    expect(translate('bitbucket', nativePost(c.body, c.headers))).toEqual({ kind: 'message', markdown: c.markdown, metadata: c.metadata });
+    expect(translate('bitbucket', nativePost(c.body, c.headers))).toEqual(shown(c));
   });
 
   it('recognises the events it does not show and says so', () => {

@@ -70,6 +70,7 @@ describe('Discord payloads (the translator)', () => {
       markdown: CI_FAILED_MARKDOWN,
       metadata:
         'discord:message username=GitHub%20Actions avatar_url=https://github.githubassets.com/images/modules/logos_page/GitHub-Mark.png level=danger',
+      level: 'critical',
     });
   });
 
@@ -105,6 +106,7 @@ describe('Discord payloads (the translator)', () => {
         '[thumbnail](https://img.example/t.png)',
       ].join('\n\n'),
       metadata: 'discord:message thread_name=alerts level=warning',
+      level: 'warning',
     });
   });
 
@@ -136,6 +138,7 @@ describe('Discord payloads (the translator)', () => {
       kind: 'message',
       markdown: 'Deploy **done**\n\n\u{1f7e2} **v2**',
       metadata: 'slack:message level=good',
+      level: 'success',
     });
   });
 
@@ -240,7 +243,8 @@ describe('Discord payloads posted end to end', () => {
       'discord:message',
     ]);
     expect(stored[0]!.html).toContain('<a href="https://github.com/acme/api/actions/runs/42"');
-    expect(stored[1]!.html).toContain('<li>fixes @123456789</li>');
+    // A mention stays text (the renderer may highlight it).
+    expect(stored[1]!.html).toMatch(/<li>fixes (?:<span class="mention">)?@123456789(?:<\/span>)?<\/li>/);
     expect(stored.some((m) => m.html.includes('<img'))).toBe(false);
   });
 

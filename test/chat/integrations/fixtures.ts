@@ -1,3 +1,5 @@
+import type { MessageLevel } from '../../../src/chat/protocol';
+
 /**
  * Native payloads, written from each tool's published samples and payload reference, each with the
  * message and metadata they must become, worked out by hand.
@@ -18,6 +20,13 @@ export interface Case {
   body: unknown;
   markdown: string;
   metadata: string;
+  /** The level the payload makes (decided by hand from it); none: info. */
+  level?: MessageLevel;
+}
+
+/** The translation a shown case must give. */
+export function shown(c: Pick<Case, 'markdown' | 'metadata' | 'level'>): Record<string, unknown> {
+  return { kind: 'message', markdown: c.markdown, metadata: c.metadata, ...(c.level ? { level: c.level } : {}) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -447,6 +456,7 @@ export const GITHUB: Record<string, Case> = {
     },
     markdown: `\u2705 Workflow [Build #562](${GH_REPO_URL}/actions/runs/30433642) succeeded on \`master\` in ${REPO_MD}.`,
     metadata: 'github:workflow_run repo=Codertocat/Hello-World action=completed workflow=Build branch=master conclusion=success',
+    level: 'success',
   },
   'workflow run failed': {
     headers: gh('workflow_run'),
@@ -465,6 +475,7 @@ export const GITHUB: Record<string, Case> = {
     },
     markdown: `\u274c Workflow [Build #563](${GH_REPO_URL}/actions/runs/30433643) failed on \`feature/login\` in ${REPO_MD}.`,
     metadata: 'github:workflow_run repo=Codertocat/Hello-World action=completed workflow=Build branch=feature/login conclusion=failure',
+    level: 'critical',
   },
   'check suite completed': {
     headers: gh('check_suite'),
@@ -484,6 +495,7 @@ export const GITHUB: Record<string, Case> = {
     },
     markdown: `\u2705 Checks by Octocoders-linter succeeded on \`changes\` (\`ec26c3e\`) in ${REPO_MD}.`,
     metadata: 'github:check_suite repo=Codertocat/Hello-World action=completed app=Octocoders-linter branch=changes conclusion=success',
+    level: 'success',
   },
   'check suite timed out': {
     headers: gh('check_suite'),
@@ -501,6 +513,7 @@ export const GITHUB: Record<string, Case> = {
     },
     markdown: `\u274c Checks by GitHub Actions timed out (\`ec26c3e\`) in ${REPO_MD}.`,
     metadata: 'github:check_suite repo=Codertocat/Hello-World action=completed app=GitHub%20Actions conclusion=timed_out',
+    level: 'critical',
   },
   'tag created': {
     headers: gh('create'),
@@ -862,6 +875,7 @@ export const JIRA_CASES: Record<string, Case> = {
       `Mia Krystof created ${SUP42}:\n- **Type**: Bug\n- **Priority**: High\n- **Assignee**: Unassigned\n\n` +
       '> Steps:\n> \\# Open /login\n> \\# See nothing',
     metadata: 'jira:issue_created project=SUP issue=SUP-42 status=To%20Do',
+    level: 'warning',
   },
   'issue moved to In Progress and assigned': {
     headers: {},
@@ -890,6 +904,7 @@ export const JIRA_CASES: Record<string, Case> = {
     },
     markdown: `Mia Krystof updated ${SUP42}:\n- **Status**: To Do \u2192 In Progress\n- **Assignee**: Unassigned \u2192 Mia Krystof\n- **resolution**: None \u2192 Done`,
     metadata: 'jira:issue_updated project=SUP issue=SUP-42 status=In%20Progress',
+    level: 'warning',
   },
   'issue priority raised': {
     headers: {},
@@ -901,6 +916,7 @@ export const JIRA_CASES: Record<string, Case> = {
     },
     markdown: `Mia Krystof updated ${SUP42}:\n- **Priority**: High \u2192 Highest`,
     metadata: 'jira:issue_updated project=SUP issue=SUP-42 status=To%20Do',
+    level: 'critical',
   },
   'Atlassian\u2019s documented jira:issue_updated sample': {
     headers: {},
@@ -1050,6 +1066,7 @@ export const JENKINS: Record<string, Case> = {
     markdown:
       '\u2705 Build [asgard #18](http://localhost:8080/job/asgard/18/) completed: **SUCCESS** (branch `origin/master`, commit `c6d86dc`).',
     metadata: 'jenkins:completed job=asgard build=18 status=SUCCESS branch=origin/master',
+    level: 'success',
   },
   'build started': {
     headers: {},
@@ -1063,12 +1080,14 @@ export const JENKINS: Record<string, Case> = {
     markdown:
       '\u274c Build [asgard #18](http://localhost:8080/job/asgard/18/) finished: **FAILURE** (branch `origin/master`, commit `c6d86dc`).',
     metadata: 'jenkins:finalized job=asgard build=18 status=FAILURE branch=origin/master',
+    level: 'critical',
   },
   'unstable build of a job with spaces and markdown in its name, no SCM, no Jenkins URL': {
     headers: {},
     body: jenkinsNotification({ status: 'UNSTABLE', scm: {}, full_url: 'null/job/nightly/7/', number: 7 }, 'nightly *release* [x]'),
     markdown: '\u26a0\ufe0f Build nightly \\*release\\* \\[x\\] #7 completed: **UNSTABLE**.',
     metadata: 'jenkins:completed job=nightly%20*release*%20[x] build=7 status=UNSTABLE',
+    level: 'warning',
   },
   'aborted build': {
     headers: {},

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { translate } from '../../../src/chat/integrations';
 import { renderMarkdown } from '../../../src/chat/markdown';
-import { GH_REPO_URL, GITHUB, GITHUB_IGNORED, ghCommit, ghPullRequest, ghPush, ghRepository, ghSender } from './fixtures';
+import { GH_REPO_URL, GITHUB, GITHUB_IGNORED, ghCommit, ghPullRequest, ghPush, ghRepository, ghSender, shown } from './fixtures';
 import { nativePost } from './support';
+import type { MessageLevel } from '../../../src/chat/protocol';
 import CHECK_RUN from '../../fixtures/shared/native-payloads/github/octokit-webhooks__check_run__completed.payload.json';
 import DEPLOYMENT_STATUS from '../../fixtures/shared/native-payloads/github/octokit-webhooks__deployment_status__payload.json';
 import FORK from '../../fixtures/shared/native-payloads/github/octokit-webhooks__fork__payload.json';
@@ -20,7 +21,7 @@ import STATUS_FAILURE from '../../fixtures/shared/native-payloads/github/idobata
 
 describe('GitHub payloads', () => {
   it.each(Object.entries(GITHUB))('turns %s into its message and metadata', (_, c) => {
-    expect(translate('github', nativePost(c.body, c.headers))).toEqual({ kind: 'message', markdown: c.markdown, metadata: c.metadata });
+    expect(translate('github', nativePost(c.body, c.headers))).toEqual(shown(c));
   });
 
   it.each(Object.entries(GITHUB_IGNORED))('recognises %s and says why it is not shown', (_, c) => {
@@ -113,8 +114,8 @@ describe('GitHub payloads', () => {
 });
 
 /** What a translation must be: a message with exactly this markdown and metadata. */
-function shows(event: string, body: unknown, markdown: string, metadata: string): void {
-  expect(translate('github', nativePost(body, { 'X-GitHub-Event': event }))).toEqual({ kind: 'message', markdown, metadata });
+function shows(event: string, body: unknown, markdown: string, metadata: string, level?: MessageLevel): void {
+  expect(translate('github', nativePost(body, { 'X-GitHub-Event': event }))).toEqual(shown({ markdown, metadata, level }));
 }
 
 const repoMd = (r: { full_name: string; html_url: string }) => `[${r.full_name}](${r.html_url})`;
@@ -129,6 +130,7 @@ describe('GitHub payloads Zulip shows too (real payloads from octokit/webhooks a
       WORKFLOW_RUN,
       `\u2705 Workflow [${WORKFLOW_RUN.workflow.name} #${run.run_number}](${run.html_url}) succeeded on \`${run.head_branch}\` in ${repoMd(WORKFLOW_RUN.repository)}.`,
       `github:workflow_run repo=${WORKFLOW_RUN.repository.full_name} action=completed workflow=${WORKFLOW_RUN.workflow.name} branch=${run.head_branch} conclusion=success`,
+      'success',
     );
   });
 
@@ -257,12 +259,14 @@ describe('GitHub payloads Zulip shows too (real payloads from octokit/webhooks a
       s,
       `\u274c Status \`${s.context}\` [failed](${s.target_url}) for commit [\`${s.sha.slice(0, 7)}\`](${s.commit.html_url}) on \`${s.branches[0]!.name}\` in ${repoMd(s.repository)}: ${s.description}`,
       `github:status repo=${s.repository.full_name} state=failure context=${s.context} branch=${s.branches[0]!.name} commit=${s.sha.slice(0, 7)}`,
+      'critical',
     );
     shows(
       'status',
       STATUS,
       `\u2705 Status \`${STATUS.context}\` succeeded for commit [\`${STATUS.sha.slice(0, 7)}\`](${STATUS.commit.html_url}) in ${repoMd(STATUS.repository)}.`,
       `github:status repo=${STATUS.repository.full_name} state=success context=${STATUS.context} commit=${STATUS.sha.slice(0, 7)}`,
+      'success',
     );
   });
 
@@ -273,6 +277,7 @@ describe('GitHub payloads Zulip shows too (real payloads from octokit/webhooks a
       CHECK_RUN,
       `\u2705 Check [${run.name}](${run.html_url}) by ${run.app.name} succeeded on \`${run.check_suite.head_branch}\` (\`${run.head_sha.slice(0, 7)}\`) in ${repoMd(CHECK_RUN.repository)}.`,
       `github:check_run repo=${CHECK_RUN.repository.full_name} action=completed check=${run.name} app=${run.app.name} branch=${run.check_suite.head_branch} conclusion=success`,
+      'success',
     );
   });
 
@@ -283,6 +288,7 @@ describe('GitHub payloads Zulip shows too (real payloads from octokit/webhooks a
       DEPLOYMENT_STATUS,
       `\u2705 Deployment of \`${d.ref}\` (\`${d.sha.slice(0, 7)}\`) to \`${d.environment}\` succeeded in ${repoMd(DEPLOYMENT_STATUS.repository)}.`,
       `github:deployment_status repo=${DEPLOYMENT_STATUS.repository.full_name} action=created environment=${d.environment} state=success ref=${d.ref}`,
+      'success',
     );
     const failed = {
       ...DEPLOYMENT_STATUS,
@@ -295,6 +301,7 @@ describe('GitHub payloads Zulip shows too (real payloads from octokit/webhooks a
     };
     expect(translate('github', nativePost(failed, { 'X-GitHub-Event': 'deployment_status' }))).toMatchObject({
       markdown: `\u274c Deployment of \`${d.ref}\` (\`${d.sha.slice(0, 7)}\`) to \`${d.environment}\` [failed](https://ci.example/log/1) in ${repoMd(DEPLOYMENT_STATUS.repository)}: Timed out`,
+      level: 'critical',
     });
   });
 

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { translate } from '../../../src/chat/integrations';
-import { JENKINS, jenkinsNotification } from './fixtures';
+import { JENKINS, jenkinsNotification, shown } from './fixtures';
 import { nativePost } from './support';
 
 describe('Jenkins Notification plugin payloads', () => {
   it.each(Object.entries(JENKINS))('turns %s into its message and metadata', (_, c) => {
-    expect(translate('jenkins', nativePost(c.body, c.headers))).toEqual({ kind: 'message', markdown: c.markdown, metadata: c.metadata });
+    expect(translate('jenkins', nativePost(c.body, c.headers))).toEqual(shown(c));
   });
 
   it('recognises QUEUED (and any other phase) and does not show it', () => {

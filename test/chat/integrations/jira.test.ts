@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { translate } from '../../../src/chat/integrations';
 import { renderMarkdown } from '../../../src/chat/markdown';
-import { JIRA_CASES, jiraIssue } from './fixtures';
+import { JIRA_CASES, jiraIssue, shown } from './fixtures';
 import { nativePost } from './support';
 import LABELS from '../../fixtures/shared/native-payloads/jira/mattermost-mattermost-plugin-jira__webhook-issue-updated-labels.json';
 import SERVER_COMMENT from '../../fixtures/shared/native-payloads/jira/mattermost-mattermost-plugin-jira__webhook-server-comment-created.json';
 
 describe('Jira payloads', () => {
   it.each(Object.entries(JIRA_CASES))('turns %s into its message and metadata', (_, c) => {
-    expect(translate('jira', nativePost(c.body, c.headers))).toEqual({ kind: 'message', markdown: c.markdown, metadata: c.metadata });
+    expect(translate('jira', nativePost(c.body, c.headers))).toEqual(shown(c));
   });
 
   it('takes X-Atlassian-Webhook-Identifier (the same on every retry) as the delivery key', () => {
@@ -17,6 +17,7 @@ describe('Jira payloads', () => {
       kind: 'message',
       markdown: c.markdown,
       metadata: c.metadata,
+      level: 'warning',
       deliveryKey: { id: '12345-67890' },
     });
   });
@@ -84,6 +85,8 @@ describe('Jira payloads', () => {
       kind: 'message',
       markdown: `${LABELS.user.displayName} updated [${i.key}: ${i.fields.summary}](${browse}):\n- **${item!.field}**: ${item!.fromString} \u2192 ${item!.toString}`,
       metadata: `jira:issue_updated project=${i.fields.project.key} issue=${i.key} status=${i.fields.status.name.replace(' ', '%20')}`,
+      // Its priority is High.
+      level: 'warning',
     });
   });
 

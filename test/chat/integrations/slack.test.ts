@@ -199,6 +199,8 @@ describe('Slack payloads (the translator)', () => {
         '*Grafana v10 \u00b7 2023-11-14 22:13 UTC*',
       ].join('\n\n'),
       metadata: 'slack:message channel=#ops username=Alert%20Bot icon_emoji=:bell: thread_ts=1700000000.000100 level=danger',
+      // The worst colour, danger.
+      level: 'critical',
     });
   });
 
@@ -207,6 +209,7 @@ describe('Slack payloads (the translator)', () => {
       kind: 'message',
       markdown: '\u{1f7e2} Plain **summary**',
       metadata: 'slack:message level=good',
+      level: 'success',
     });
   });
 
@@ -475,6 +478,8 @@ describe('Mattermost bodies on a slack webhook', () => {
       kind: 'message',
       markdown: MATTERMOST_MARKDOWN,
       metadata: MATTERMOST_METADATA,
+      // Mattermost's urgent priority.
+      level: 'critical',
     });
   });
 
@@ -497,6 +502,7 @@ describe('Mattermost bodies on a slack webhook', () => {
       kind: 'message',
       markdown: '\u2757 **Important**\n\nDeploy',
       metadata: 'slack:message format=mattermost priority=important',
+      level: 'warning',
     });
     expect(translate('slack', nativePost({ text: '', props: { card: 'Only *the* card' } }))).toMatchObject({
       markdown: 'Only *the* card',
@@ -505,6 +511,7 @@ describe('Mattermost bodies on a slack webhook', () => {
       kind: 'message',
       markdown: '\u{1f534} **In props**\n\n*x*',
       metadata: 'slack:message level=danger format=mattermost',
+      level: 'critical',
     });
     // Priority alone is nothing to show.
     expect(translate('slack', nativePost({ priority: { priority: 'urgent' }, props: { card: ' ' } }))).toMatchObject({

@@ -1,124 +1,33 @@
 import { Lexer, Marked, Tokenizer, type MarkedOptions, type Tokens, type TokensList } from 'marked';
+import { CLASS, isAllowedHtml, LINK_REL } from './allowed-html';
+import { decorateText } from './decorate';
+import { highlightCode, resetHighlightBudget } from './highlight';
+import { decodeCharacterReferences, escapeHtml, escapeTextKeepingReferences } from './html';
+
+export { isAllowedHtml };
 
 /**
  * Markdown from webhook posts is untrusted. The renderer below never passes raw HTML through (it is
- * shown escaped), emits only the tags and attributes listed in `ALLOWED`, and decides every URL on the
- * exact string a browser will see: the attribute is fully escaped, so no character reference can
- * change it after the check. `isAllowedHtml` re-checks the whole output and we fail closed.
+ * shown escaped), emits only the tags, attributes and classes listed in `allowed-html.ts`, and decides
+ * every URL on the exact string a browser will see: the attribute is fully escaped, so no character
+ * reference can change it after the check. `isAllowedHtml` re-checks the whole output and we fail
+ * closed. docs/markdown.md describes what each piece of markdown becomes.
  *
- * Images are shown as links, never as <img>: an image would make every viewer's browser fetch a URL
- * the sender chose (a tracking pixel: who read the room, when, from where). `![alt](https://x/y.png)`
- * becomes a link to the image whose text is the alt text (the URL when there is none); the room
- * page's CSP allows images from its own origin only.
+ * Images: one rule for the renderer and the room page's CSP (`img-src 'self'`). An image is never an
+ * <img>: it would make every viewer's browser fetch a URL the sender chose (a tracking pixel: who read
+ * the room, when, from where), and any image the CSP blocked would be a broken icon. `![alt](https://x/y.png)`
+ * (and `http:`) becomes a link to the image whose text is the alt text (the URL when there is none);
+ * any other scheme leaves only the alt text.
+ *
+ * On top of GFM: fenced code in a known language is highlighted here, on the server (highlight.ts:
+ * `<span class="hljs-…">` only, verified); task list items are glyphs (☑ ☐), never form controls;
+ * `:shortcode:` emoji and `@here`/`@channel`/`@name` mentions are applied to text tokens only, so
+ * never inside code, URLs, or after a backslash (decorate.ts).
  */
 
-const LINK_REL = 'noopener noreferrer nofollow';
 const LINK_SCHEME = /^(https?|mailto):/i;
 const IMAGE_SCHEME = /^(https?):/i;
 const CODE_LANGUAGE = /^[A-Za-z0-9_+-]+$/;
-
-const HTML_ESCAPES: Readonly<Record<string, string>> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-const escapeChar = (ch: string): string => HTML_ESCAPES[ch] ?? ch;
-
-/** Escapes every HTML-significant character: for attributes, code and anything taken verbatim. */
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, escapeChar);
-}
-
-/**
- * For marked's text tokens, which already hold character references (decoded numerics, `&amp;` for a
- * stray ampersand, named ones left as written). A reference in element content only ever yields text.
- */
-function escapeTextKeepingReferences(text: string): string {
-  return text.replace(/[<>"']|&(?!(?:#\d{1,7}|#[Xx][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{0,31});)/g, escapeChar);
-}
-
-/**
- * Named references worth resolving in URLs, titles and alt text. Completeness is not a safety matter:
- * an unresolved `&name;` is re-emitted as `&amp;name;`, i.e. literal text to the browser.
- */
-const NAMED_REFERENCES = new Map<string, string>([
-  ['amp', '&'],
-  ['lt', '<'],
-  ['gt', '>'],
-  ['quot', '"'],
-  ['apos', "'"],
-  ['nbsp', '\u00a0'],
-  ['colon', ':'],
-  ['Tab', '\t'],
-  ['NewLine', '\n'],
-  ['sol', '/'],
-  ['bsol', '\\'],
-  ['lpar', '('],
-  ['rpar', ')'],
-  ['lsqb', '['],
-  ['rsqb', ']'],
-  ['lbrack', '['],
-  ['rbrack', ']'],
-  ['lcub', '{'],
-  ['rcub', '}'],
-  ['num', '#'],
-  ['percnt', '%'],
-  ['quest', '?'],
-  ['equals', '='],
-  ['semi', ';'],
-  ['excl', '!'],
-  ['plus', '+'],
-  ['comma', ','],
-  ['period', '.'],
-  ['lowbar', '_'],
-  ['ast', '*'],
-  ['commat', '@'],
-  ['dollar', '$'],
-  ['verbar', '|'],
-  ['vert', '|'],
-  ['grave', '`'],
-  ['Hat', '^'],
-  ['tilde', '~'],
-  ['hyphen', '\u2010'],
-  ['dash', '\u2010'],
-  ['copy', '\u00a9'],
-  ['reg', '\u00ae'],
-  ['trade', '\u2122'],
-  ['hellip', '\u2026'],
-  ['mdash', '\u2014'],
-  ['ndash', '\u2013'],
-  ['laquo', '\u00ab'],
-  ['raquo', '\u00bb'],
-  ['ldquo', '\u201c'],
-  ['rdquo', '\u201d'],
-  ['lsquo', '\u2018'],
-  ['rsquo', '\u2019'],
-  ['bull', '\u2022'],
-  ['middot', '\u00b7'],
-  ['times', '\u00d7'],
-  ['divide', '\u00f7'],
-  ['deg', '\u00b0'],
-  ['euro', '\u20ac'],
-  ['pound', '\u00a3'],
-  ['yen', '\u00a5'],
-  ['cent', '\u00a2'],
-  ['sect', '\u00a7'],
-  ['para', '\u00b6'],
-]);
-
-const CHARACTER_REFERENCE = /&(?:#(\d{1,7})|#[Xx]([0-9A-Fa-f]{1,6})|([A-Za-z][A-Za-z0-9]{0,31}));/g;
-
-function decodeCharacterReferences(text: string): string {
-  if (!text.includes('&')) return text;
-  return text.replace(CHARACTER_REFERENCE, (ref, dec?: string, hex?: string, name?: string) => {
-    if (name !== undefined) return NAMED_REFERENCES.get(name) ?? ref;
-    const code = dec !== undefined ? Number.parseInt(dec, 10) : Number.parseInt(hex ?? '', 16);
-    if (code === 0 || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return '\ufffd';
-    return String.fromCodePoint(code);
-  });
-}
 
 /**
  * Returns the URL to emit (not yet attribute-escaped), or null when it must not become a link/image.
@@ -232,23 +141,31 @@ markdownRenderer.use({
       if ('tokens' in token && token.tokens) return this.parser.parseInline(token.tokens);
       // `escaped` marks text marked saw inside raw HTML (after an inline `<script>`/`<pre>`): raw source.
       if (token.type === 'escape' || ('escaped' in token && token.escaped)) return escapeHtml(token.text);
-      return escapeTextKeepingReferences(token.text);
+      return decorateText(escapeTextKeepingReferences(token.text), insideLink > 0);
     },
 
     code({ text, lang }: Tokens.Code): string {
-      const language = (lang ?? '').trim().split(/\s/, 1)[0] ?? '';
-      const code = text ? `${text.replace(/\n$/, '')}\n` : '';
-      const classAttr = CODE_LANGUAGE.test(language) ? ` class="language-${language}"` : '';
-      return `<pre><code${classAttr}>${escapeHtml(code)}</code></pre>\n`;
+      const info = (lang ?? '').trim().split(/\s/, 1)[0] ?? '';
+      const language = CODE_LANGUAGE.test(info) ? info : '';
+      const code = text.replace(/\n$/, '');
+      const highlighted = language ? highlightCode(code, language) : null;
+      const body = text ? `${highlighted ?? escapeHtml(code)}\n` : '';
+      const classAttr = language ? ` class="${highlighted === null ? '' : 'hljs '}language-${language}"` : '';
+      return `<pre><code${classAttr}>${body}</code></pre>\n`;
     },
 
     codespan({ text }: Tokens.Codespan): string {
       return `<code>${escapeHtml(text)}</code>`;
     },
 
+    listitem(item: Tokens.ListItem): string {
+      const classAttr = item.task ? ` class="${CLASS.task}"` : '';
+      return `<li${classAttr}>${this.parser.parse(item.tokens)}</li>\n`;
+    },
+
     checkbox({ checked }: Tokens.Checkbox): string {
       // A glyph rather than <input>: no form controls in chat output.
-      return checked ? '\u2611 ' : '\u2610 ';
+      return checked ? `<span class="${CLASS.taskDone}">\u2611</span> ` : `<span class="${CLASS.taskTodo}">\u2610</span> `;
     },
 
     link(token: Tokens.Link): string {
@@ -279,78 +196,6 @@ markdownRenderer.use({
   },
 });
 
-/** Tags the renderer emits, each with the attributes it may carry and a check of their values. */
-type AttributeCheck = (value: string) => boolean;
-const isHttpOrMailto: AttributeCheck = (v) => /^(?:https?|mailto):[^\u0000-\u0020\u007f]*$/.test(v);
-const anyText: AttributeCheck = () => true;
-const align: AttributeCheck = (v) => v === 'left' || v === 'center' || v === 'right';
-const NO_ATTRIBUTES: Readonly<Record<string, AttributeCheck>> = {};
-
-const ALLOWED: ReadonlyMap<string, Readonly<Record<string, AttributeCheck>>> = new Map([
-  ...[
-    'p',
-    'br',
-    'strong',
-    'em',
-    'del',
-    'pre',
-    'ul',
-    'li',
-    'blockquote',
-    'hr',
-    'table',
-    'thead',
-    'tbody',
-    'tr',
-    'h1',
-    'h2',
-    'h3',
-    'h4',
-    'h5',
-    'h6',
-  ].map((tag) => [tag, NO_ATTRIBUTES] as const),
-  ['ol', { start: (v: string) => /^\d{1,10}$/.test(v) }],
-  ['code', { class: (v: string) => /^language-[A-Za-z0-9_+-]+$/.test(v) }],
-  ['th', { align }],
-  ['td', { align }],
-  ['a', { href: isHttpOrMailto, title: anyText, rel: (v: string) => v === LINK_REL, target: (v: string) => v === '_blank' }],
-]);
-
-const TAG = /<(\/?)([a-z][a-z0-9]*)((?: [a-z]+="[^"<>]*")*)>/y;
-const ATTRIBUTE = / ([a-z]+)="([^"<>]*)"/g;
-// Attribute values are always written by escapeHtml, so only its five references may appear.
-const CANONICAL_VALUE = /^(?:[^&]|&(?:amp|lt|gt|quot|#39);)*$/;
-
-function decodeCanonical(value: string): string {
-  return value.replace(/&(amp|lt|gt|quot|#39);/g, (_, ref: string) =>
-    ref === 'amp' ? '&' : ref === 'lt' ? '<' : ref === 'gt' ? '>' : ref === 'quot' ? '"' : "'",
-  );
-}
-
-/**
- * Defence in depth: true only if every `<` in `html` opens or closes an allowed tag whose attributes
- * are allowed for it, in canonical escaped form, with allowed values (href/src schemes included).
- */
-export function isAllowedHtml(html: string): boolean {
-  let at = html.indexOf('<');
-  while (at !== -1) {
-    TAG.lastIndex = at;
-    const tag = TAG.exec(html);
-    if (!tag) return false;
-    const [whole, closing, name = '', attributes = ''] = tag;
-    const allowed = ALLOWED.get(name);
-    if (!allowed || (closing && attributes)) return false;
-    const seen = new Set<string>();
-    for (const [, attr = '', value = ''] of attributes.matchAll(ATTRIBUTE)) {
-      const check = Object.hasOwn(allowed, attr) ? allowed[attr] : undefined;
-      if (!check || seen.has(attr) || !CANONICAL_VALUE.test(value) || !check(decodeCanonical(value))) return false;
-      seen.add(attr);
-    }
-    at = html.indexOf('<', at + whole.length);
-  }
-  return true;
-}
-
 function renderAsPlainText(markdown: string): string {
   return `<p>${linesToBreaks(escapeHtml(markdown))}</p>\n`;
 }
@@ -363,6 +208,7 @@ export function renderMarkdown(markdown: string): string {
   // CommonMark: U+0000 is replaced, never passed on.
   const source = markdown.replace(/\u0000/g, '\ufffd');
   let html: string;
+  resetHighlightBudget();
   try {
     html = markdownRenderer.parse(source, { async: false });
   } catch {

@@ -1,0 +1,72 @@
+import { ANALYTICS_LIMITS } from '../limits';
+
+/**
+ * A part of a job's answer: the buckets [from, to) of the query's bucket plan, and the groups whose
+ * key hashes to `share` modulo `shares` (aggregate.ts groupHash). A job starts with one unit, the
+ * whole answer; a unit that passes a bound is split. Pure.
+ */
+export interface JobUnit {
+  from: number;
+  to: number;
+  shares: number;
+  share: number;
+}
+
+export function wholeAnswer(buckets: number): JobUnit[] {
+  return [{ from: 0, to: buckets, shares: 1, share: 0 }];
+}
+
+/**
+ * The units to answer instead of `unit`, which passed a bound; undefined when none would help.
+ * Halves of its buckets first (fewer conversations read, fewer cells); a single bucket, when fewer
+ * groups would help (`splits` = any), into two shares of its groups. A ranked query (topN/bottomN)
+ * ranks whole groups over the whole interval: it is never split.
+ */
+export function splitUnit(unit: JobUnit, splits: 'time' | 'any', ranked: boolean): JobUnit[] | undefined {
+  if (ranked) return undefined;
+  if (unit.to - unit.from > 1) {
+    const mid = unit.from + Math.floor((unit.to - unit.from) / 2);
+    return [
+      { ...unit, to: mid },
+      { ...unit, from: mid },
+    ];
+  }
+  if (splits === 'time' || unit.shares * 2 > ANALYTICS_LIMITS.maxJobGroupShares) return undefined;
+  return [
+    { ...unit, shares: unit.shares * 2 },
+    { ...unit, shares: unit.shares * 2, share: unit.share + unit.shares },
+  ];
+}
+
+/**
+ * The results of one unit (a JSON array of `{group, data}` texts) cut into pages of at most
+ * `pageSize` groups and about `maxBytes` bytes each (a single larger group is a page of its own).
+ * Each page is the JSON text of an array.
+ */
+export function pagesOf(groups: readonly string[], pageSize: number, maxBytes: number): string[] {
+  const pages: string[] = [];
+  let page: string[] = [];
+  let bytes = 2;
+  for (const group of groups) {
+    const size = utf8Bytes(group);
+    if (page.length > 0 && (page.length >= pageSize || bytes + size + 1 > maxBytes)) {
+      pages.push(`[${page.join(',')}]`);
+      page = [];
+      bytes = 2;
+    }
+    page.push(group);
+    bytes += size + 1;
+  }
+  if (page.length > 0) pages.push(`[${page.join(',')}]`);
+  return pages;
+}
+
+/** UTF-8 length of a JSON text (D1 bounds a stored string in bytes). */
+function utf8Bytes(text: string): number {
+  let n = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x80) n += c < 0x800 || (c >= 0xd800 && c <= 0xdfff) ? 1 : 2;
+  }
+  return n;
+}

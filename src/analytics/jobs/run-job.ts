@@ -1,0 +1,114 @@
+import { createDb, type Db } from '../../db/client';
+import { DomainError } from '../../errors';
+import { ANALYTICS_LIMITS } from '../limits';
+import { Aggregation } from '../query/aggregate';
+import { formatInterval, planBuckets } from '../query/interval';
+import { prepareQuery } from '../query/prepare';
+import type { AggregateJobQuery } from '../query/query.schema';
+import { readInto } from '../query/query.store';
+import { answerJson } from '../query/results-json';
+import { QueryTooLarge } from '../query/too-large';
+import { DEFAULT_SERVICE_LEVEL, getServiceLevelSettings } from '../settings/service-level.settings';
+import { type JobUnit, pagesOf, splitUnit } from './job-units';
+import { getJob, type Job, recordUnit, setState } from './jobs.store';
+
+/** Bounds of one unit; `cells` may be lowered by the AGGREGATE_JOB_UNIT_CELLS variable (docs/limits.md). */
+export interface UnitBounds {
+  cells: number;
+  bytes: number;
+}
+
+export function unitBounds(env: Env): UnitBounds {
+  const configured = Number((env as { AGGREGATE_JOB_UNIT_CELLS?: string }).AGGREGATE_JOB_UNIT_CELLS);
+  const cells =
+    Number.isSafeInteger(configured) && configured > 0
+      ? Math.min(configured, ANALYTICS_LIMITS.jobUnitCells)
+      : ANALYTICS_LIMITS.jobUnitCells;
+  return { cells, bytes: ANALYTICS_LIMITS.jobUnitBytes };
+}
+
+const RESULTS_PREFIX = '{"results":'.length;
+/** Failures of one unit (storage, not the query) before the job fails. */
+const MAX_ATTEMPTS = 3;
+
+/**
+ * Answers a job's units one after another until none is left or `deadline` passes (the caller then
+ * runs it again). Each answered unit is recorded with its pages in one batch, so a job interrupted
+ * anywhere (a restart) resumes at the first unit not recorded. Returns whether units remain.
+ */
+export async function runJob(env: Env, id: string, deadline: number, bounds = unitBounds(env)): Promise<boolean> {
+  const db = createDb(env.DB);
+  for (;;) {
+    const now = Date.now();
+    let job = await getJob(db, id, now);
+    if (!job || (job.state !== 'QUEUED' && job.state !== 'PENDING')) return false;
+    if (job.state === 'QUEUED') {
+      if (!(await setState(db, id, ['QUEUED'], 'PENDING', now))) return false;
+      job = { ...job, state: 'PENDING' };
+    }
+    const [unit, ...rest] = job.pending;
+    if (!unit) {
+      await setState(db, id, ['PENDING'], 'FULFILLED', now);
+      return false;
+    }
+    let groups: string[];
+    try {
+      groups = await answerUnit(env.DB, db, job.query, unit, bounds);
+    } catch (err) {
+      if (err instanceof QueryTooLarge) {
+        const parts = splitUnit(unit, err.splits, job.query.queryType !== 'groupBy');
+        if (!parts) return fail(db, job, err.message);
+        await setState(db, id, ['PENDING'], 'PENDING', now, { pending: [...parts, ...rest] });
+      } else if (err instanceof DomainError && err.kind !== 'unavailable') {
+        return fail(db, job, err.message);
+      } else {
+        console.error('aggregate job unit failed', id, err);
+        if (job.attempts + 1 >= MAX_ATTEMPTS)
+          return fail(db, job, 'The results could not be computed (storage unavailable); submit the job again.');
+        await setState(db, id, ['PENDING'], 'PENDING', now, { attempts: job.attempts + 1 });
+        throw err;
+      }
+      if (Date.now() >= deadline) return true;
+      continue;
+    }
+    const pages = pagesOf(groups, job.query.pageSize, ANALYTICS_LIMITS.jobPageBytes);
+    const bytes = pages.reduce((n, p) => n + p.length, 0);
+    if (job.resultBytes + bytes > ANALYTICS_LIMITS.jobResultBytes) {
+      return fail(
+        db,
+        job,
+        `The results would be larger than ${ANALYTICS_LIMITS.jobResultBytes.toLocaleString('en-US')} bytes; narrow the query (a shorter interval, fewer groupBy dimensions or metrics, or a filter).`,
+      );
+    }
+    if (!(await recordUnit(db, job, pages, rest, Date.now()))) return false;
+    if (Date.now() >= deadline) return true;
+  }
+}
+
+async function fail(db: Db, job: Job, message: string): Promise<false> {
+  await setState(db, job.id, ['QUEUED', 'PENDING'], 'FAILED', Date.now(), { errorMessage: message, pending: [] });
+  return false;
+}
+
+/** One unit's `{group, data}` entries as JSON texts, in answer order. */
+async function answerUnit(d1: D1Database, db: Db, query: AggregateJobQuery, unit: JobUnit, bounds: UnitBounds): Promise<string[]> {
+  const whole = planBuckets({ interval: query.interval, granularity: query.granularity, timeZone: query.timeZone });
+  const interval = formatInterval(whole.boundaries[unit.from]!, whole.boundaries[unit.to]!);
+  const { plan, spec, read, needsSettings } = prepareQuery(
+    query,
+    {
+      maxGroups: ANALYTICS_LIMITS.maxGroups,
+      maxCells: bounds.cells,
+      ...(unit.shares > 1 ? { partition: { count: unit.shares, index: unit.share } } : {}),
+    },
+    interval,
+  );
+  const aggregation = new Aggregation(spec);
+  await readInto(d1, read, aggregation);
+  const settings = needsSettings ? await getServiceLevelSettings(db) : DEFAULT_SERVICE_LEVEL;
+  const bytes = await answerJson(aggregation, settings, (b) => formatInterval(plan.boundaries[b]!, plan.boundaries[b + 1]!), bounds.bytes);
+  // `{"results":[…]}` → each entry's text again: parsed once (a unit is at most a few MB), so pages cut between entries.
+  const text = new TextDecoder().decode(bytes);
+  const entries = JSON.parse(text.slice(RESULTS_PREFIX, -1)) as unknown[];
+  return entries.map((e) => JSON.stringify(e));
+}
