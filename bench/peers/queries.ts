@@ -15,19 +15,23 @@
  *   likewise; oServiceTarget {target} where either is (named only).
  * Buckets come from boundaries computed here (IANA zone handled with Intl), not by src/.
  */
-import { DIMENSIONS, METRICS, type Dimension } from '../../src/analytics/catalog';
+import { DIMENSIONS, METRICS, MULTI_VALUED, DIMENSION_INDEX, type Dimension } from '../../src/analytics/catalog';
+import { TEAMS, WRAP_UP_CODES } from '../../scripts/simulator/config';
 import { canonicalize, type AggregateResponse, type Group } from '../../test/support/reference-aggregator';
 
+type Predicate = { dimension: string; value: string };
+
 export interface BenchQuery {
-  id: 'a' | 'b' | 'c' | 'd';
+  id: 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h' | 'i';
   title: string;
   body: {
     interval: string;
     granularity: string;
     groupBy?: string[];
     metrics?: string[];
-    filter?: { type: 'and'; predicates: { dimension: string; value: string }[] };
+    filter?: { type: 'and'; predicates: Predicate[]; clauses?: { type: 'or'; predicates: Predicate[] }[] };
     timeZone?: string;
+    flattenMultivaluedDimensions?: boolean;
   };
   /** Bucket edges in epoch ms (boundaries[0] = start, last = end). */
   boundaries: number[];
@@ -132,6 +136,76 @@ export function benchQueries(endIso: string, agentId: string): BenchQuery[] {
       },
       boundaries: nyDays,
     },
+    // e–i (issue 24): dimensions outside today's rollups.
+    {
+      id: 'e',
+      title: '30 days, P1D, groupBy wrapUpCode, 4 metrics',
+      body: {
+        interval: `${iso(monthStart)}/${iso(end)}`,
+        granularity: 'P1D',
+        groupBy: ['wrapUpCode'],
+        metrics: ['tHandle', 'tTalk', 'tAcw', 'nTransferred'],
+      },
+      boundaries: uniform(monthStart, end, DAY),
+    },
+    {
+      id: 'f',
+      title: 'one day, PT15M, groupBy userId, 5 metrics',
+      body: {
+        interval: `${iso(dayStart)}/${iso(dayStart + DAY)}`,
+        granularity: 'PT15M',
+        groupBy: ['userId'],
+        metrics: ['tAnswered', 'tTalk', 'tHeld', 'tAcw', 'tHandle'],
+      },
+      boundaries: uniform(dayStart, dayStart + DAY, DAY / 96),
+    },
+    {
+      id: 'g',
+      title: '30 days, P1D, groupBy requestedRoutingSkillId (multi-valued) and teamId, 3 metrics',
+      body: {
+        interval: `${iso(monthStart)}/${iso(end)}`,
+        granularity: 'P1D',
+        groupBy: ['requestedRoutingSkillId', 'teamId'],
+        metrics: ['nOffered', 'tAnswered', 'tHandle'],
+      },
+      boundaries: uniform(monthStart, end, DAY),
+    },
+    {
+      id: 'h',
+      title: '7 days, PT1H, usedRouting and (teamId or wrapUpCode), groupBy queueId, 3 metrics',
+      body: {
+        interval: `${iso(weekStart)}/${iso(end)}`,
+        granularity: 'PT1H',
+        groupBy: ['queueId'],
+        metrics: ['tAnswered', 'tHandle', 'tAcw'],
+        filter: {
+          type: 'and',
+          predicates: [{ dimension: 'usedRouting', value: 'Standard' }],
+          clauses: [
+            {
+              type: 'or',
+              predicates: [
+                { dimension: 'teamId', value: TEAMS.billing.id },
+                { dimension: 'wrapUpCode', value: WRAP_UP_CODES.resolved.id },
+              ],
+            },
+          ],
+        },
+      },
+      boundaries: uniform(weekStart, end, DAY / 24),
+    },
+    {
+      id: 'i',
+      title: '30 days, P1D, groupBy divisionId, flattenMultivaluedDimensions, 3 metrics',
+      body: {
+        interval: `${iso(monthStart)}/${iso(end)}`,
+        granularity: 'P1D',
+        groupBy: ['divisionId'],
+        flattenMultivaluedDimensions: true,
+        metrics: ['nOffered', 'tHandle', 'nConnected'],
+      },
+      boundaries: uniform(monthStart, end, DAY),
+    },
   ];
 }
 
@@ -170,6 +244,28 @@ export interface PeerPlan {
   requested?: string[];
 }
 
+/** A `matches` predicate: equality, or for a multi-valued dimension, any value of its list. */
+function matches(p: Predicate, d: Dialect): string {
+  if (!MULTI_VALUED[DIMENSION_INDEX[p.dimension as Dimension]]) return `${p.dimension} = ${quote(p.value)}`;
+  return d.name === 'duckdb'
+    ? `list_contains(from_json(${p.dimension}, '["VARCHAR"]'), ${quote(p.value)})`
+    : `EXISTS (SELECT 1 FROM json_each(${p.dimension}) WHERE value = ${quote(p.value)})`;
+}
+
+/** The observations with each listed multi-valued dimension replaced by one of its values, a row per value. */
+function unnestedObs(dims: Dimension[], d: Dialect): string {
+  if (d.name === 'duckdb') {
+    const others = COLUMN_NAMES.filter((c) => !dims.includes(c as Dimension));
+    const values = dims.map((g) => `UNNEST(CASE WHEN ${g} IS NULL THEN [NULL] ELSE from_json(${g}, '["VARCHAR"]') END) AS ${g}`);
+    return `(SELECT ${[...others, ...values].join(', ')} FROM obs)`;
+  }
+  const others = COLUMN_NAMES.filter((c) => !dims.includes(c as Dimension)).map((c) => `obs.${c}`);
+  const joins = dims.map((g, i) => `LEFT JOIN json_each(obs.${g}) j${i}`).join(' ');
+  return `(SELECT ${[...others, ...dims.map((g, i) => `j${i}.value AS ${g}`)].join(', ')} FROM obs ${joins})`;
+}
+
+const COLUMN_NAMES = ['metric', 'emit', 'value', ...DIMENSIONS];
+
 function bucketExpr(boundaries: number[], d: Dialect): string {
   const widths = new Set(boundaries.slice(1).map((b, i) => b - boundaries[i]!));
   if (widths.size === 1) return d.div(`emit - ${boundaries[0]}`, [...widths][0]!);
@@ -190,15 +286,27 @@ export function peerPlan(q: BenchQuery, d: Dialect): PeerPlan {
 
   const start = q.boundaries[0]!;
   const end = q.boundaries[q.boundaries.length - 1]!;
-  const where = [`emit >= ${start}`, `emit < ${end}`, ...predicates.map((p) => `${p.dimension} = ${quote(p.value)}`)];
+  const clauses = (q.body.filter?.clauses ?? []).map((c) => `(${c.predicates.map((p) => matches(p, d)).join(' OR ')})`);
+  const where = [`emit >= ${start}`, `emit < ${end}`, ...predicates.map((p) => matches(p, d)), ...clauses];
   const b = bucketExpr(q.boundaries, d);
+  // A multi-valued groupBy dimension: one row per value (its JSON list unnested), or the list joined
+  // by commas when flattened; NULL (no list) leaves the group without it.
+  const flatten = q.body.flattenMultivaluedDimensions === true;
+  const unnested = groupBy.filter((g) => MULTI_VALUED[DIMENSION_INDEX[g]] && !flatten);
+  const source = unnested.length === 0 ? 'obs' : unnestedObs(unnested, d);
+  const column = (g: Dimension) =>
+    MULTI_VALUED[DIMENSION_INDEX[g]] && flatten
+      ? d.name === 'duckdb'
+        ? `array_to_string(from_json(${g}, '["VARCHAR"]'), ',')`
+        : `(SELECT group_concat(value, ',') FROM json_each(${g}))`
+      : g;
 
   const read = new Set((requested ?? OBSERVED).filter((m) => !SL_METRICS.includes(m)));
   if (slFromCells) for (const m of SL_COMPONENTS) read.add(m);
   const metricWhere = requested === undefined && !slFromCells ? [] : [`metric IN (${[...read].map(quote).join(', ')})`];
-  const cols = ['mediaType', ...groupBy];
+  const cols = ['mediaType', ...groupBy.map(column)];
   const cells = `SELECT ${b} AS b, metric, ${cols.join(', ')}, count(*) AS cnt, sum(value) AS total, min(value) AS mn, max(value) AS mx
-FROM obs WHERE ${[...where, ...metricWhere].join(' AND ')}
+FROM ${source} WHERE ${[...where, ...metricWhere].join(' AND ')}
 GROUP BY 1, 2, ${cols.map((_, i) => i + 3).join(', ')}`;
 
   let serviceLevel: string | undefined;

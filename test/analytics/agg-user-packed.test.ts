@@ -32,7 +32,7 @@ describe('the packed upsert, through D1', () => {
 
   it('keeps the other agent metrics in agg_user_more, clustered on its key (WITHOUT ROWID) like every rollup', async () => {
     const { results } = await env.DB.prepare(
-      `SELECT name, sql FROM sqlite_schema WHERE type = 'table' AND name LIKE 'agg_%' ORDER BY name`,
+      `SELECT name, sql FROM sqlite_schema WHERE type = 'table' AND name GLOB 'agg_*' ORDER BY name`,
     ).all<{
       name: string;
       sql: string;
