@@ -78,7 +78,8 @@ function angle(inner: string): string {
   const label = decodeEntities(bar < 0 ? '' : inner.slice(bar + 1));
   if (target.startsWith('!')) {
     const [command = '', ...args] = target.slice(1).split('^');
-    if (command === 'here' || command === 'channel' || command === 'everyone') return escPiece(`@${command}`);
+    // A fixed word, not user text: left unescaped so the renderer shows it as a room-wide mention.
+    if (command === 'here' || command === 'channel' || command === 'everyone') return `@${command}`;
     if (command === 'subteam') return escPiece(label !== '' ? label : `@${args[0] ?? 'group'}`);
     if (command === 'date') return escPiece(label !== '' ? label : (slackDate(args[0]) ?? 'a date'));
     return escPiece(label !== '' ? label : target);

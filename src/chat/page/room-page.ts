@@ -7,7 +7,7 @@ export const ROOM_PAGE_ASSET = '/rooms/index.html';
 
 /**
  * Strict CSP: scripts, styles and images only from this origin, no inline code. Messages never hold
- * an <img> (markdown.ts shows images as links), so no message makes a viewer's browser fetch anything.
+ * an <img> (src/chat/markdown/ shows images as links), so no message makes a viewer's browser fetch anything.
  */
 export function roomPageCsp(requestUrl: string): string {
   const url = new URL(requestUrl);

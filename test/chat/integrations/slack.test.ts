@@ -113,7 +113,7 @@ describe('mrkdwn converter', () => {
     ['<https://example.com>', '[https\\://example.com](https://example.com/)'],
     ['<mailto:ops@example.com|mail ops>', '[mail ops](mailto:ops@example.com)'],
     ['<javascript:alert(1)|click>', 'click'],
-    ['<!here> <!channel> <!everyone> <!here|here>', '\\@here \\@channel \\@everyone \\@here'],
+    ['<!here> <!channel> <!everyone> <!here|here>', '@here @channel @everyone @here'],
     ['hi <@U123> in <#C123|general> and <#C999>', 'hi \\@U123 in #general and #C999'],
     ['<!subteam^S1|@oncall> <!subteam^S2>', '\\@oncall \\@S2'],
     ['<!date^1392734382^{date_short}|Feb 18, 2014>', 'Feb 18, 2014'],
