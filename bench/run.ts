@@ -27,6 +27,9 @@ const USAGE = `Usage: npm run bench -- [options]
   --in-flight N           ingest requests in flight (default 4)
   --runs N                timed runs per query after warm-up (default 20)
   --raw-peer N            conversations the plain-insert peer stores (default 200,000; quick 5,000)
+  --small N               the queries again over N conversations of the same days, side by side with the peers at
+                          that size (default 200,000 in a full run; 0: not at all; quick: not at all). A fixed
+                          cost per answer shows there: the peers get faster with less data
   --levers LIST           attacks scenario: the attacker's levers, comma-separated, of slow, noisy, tails, afters,
                           queries, fanout (default: all at once; one at a time tells which one costs what)
   --chat-seconds N        seconds of the 16-poster throughput phase (default 20; quick 2)
@@ -52,6 +55,7 @@ function parseOptions() {
       'in-flight': { type: 'string' },
       runs: { type: 'string' },
       'raw-peer': { type: 'string' },
+      small: { type: 'string' },
       'chat-seconds': { type: 'string' },
       levers: { type: 'string' },
       out: { type: 'string' },
@@ -172,6 +176,18 @@ async function main(): Promise<number> {
       haveData = true;
     });
     if (only.has('query') && haveData) await attempt('1 query', () => queryScenario(ctx));
+    const small = Math.round(num('small', values.small, quick ? 0 : 200_000, 0));
+    if (only.has('query') && small > 0 && small < spec.conversations) {
+      // Its own ingest (not reported: the full size's is) and its own peers' data, then the same queries.
+      const name = `1 query (${small.toLocaleString('en-US')})`;
+      const smallCtx: AnalyticsContext = { ...ctx, spec: { ...spec, conversations: small }, reuse: true, queryScenarioName: name };
+      let ready = false;
+      await attempt(`${name} data`, async () => {
+        await ingestScenario(smallCtx, false);
+        ready = true;
+      });
+      if (ready) await attempt(name, () => queryScenario(smallCtx));
+    }
   }
 
   detail.loadAverageAtEnd = os.loadavg();

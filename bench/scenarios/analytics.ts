@@ -53,6 +53,8 @@ export interface AnalyticsContext {
   runs: number;
   rawPeerConversations: number;
   detail: Record<string, unknown>;
+  /** The results' scenario name for the queries (default "1 query"; the smaller size's run has its own). */
+  queryScenarioName?: string;
 }
 
 interface IngestMarker {
@@ -387,8 +389,9 @@ export async function queryScenario(ctx: AnalyticsContext): Promise<void> {
   const sqlite = openSqlite(peerData);
   const peers: PeerEngine[] = [duck, sqlite];
   const r = ctx.results;
+  const scenario = ctx.queryScenarioName ?? '1 query';
   r.add({
-    scenario: '1 query',
+    scenario,
     metric: `DuckDB load of ${peerData.observations.toLocaleString('en-US')} observations (CSV)`,
     value: duck.loadSeconds,
     unit: 's',
@@ -414,7 +417,7 @@ export async function queryScenario(ctx: AnalyticsContext): Promise<void> {
         if (!refused) throw err;
         progress(`query ${q.id}: refused ${refused[1]}: ${refused[2]!.slice(0, 300)}`);
         r.add({
-          scenario: '1 query',
+          scenario,
           metric: `${q.id}) ${q.title} — refused (HTTP status)`,
           value: Number(refused[1]),
           unit: 'status',
@@ -446,7 +449,7 @@ export async function queryScenario(ctx: AnalyticsContext): Promise<void> {
         `query ${q.id}: ${groups} groups, ${cellsCount} group-buckets, ${(worker.bytes / 1024).toFixed(0)} KiB, source ${worker.source}; answers equal: ${JSON.stringify(equal)}`,
       );
       r.add({
-        scenario: '1 query',
+        scenario,
         metric: `${q.id}) answers equal to DuckDB and SQLite (1 = yes)`,
         value: Object.values(equal).every(Boolean) ? 1 : 0,
         unit: 'bool',
@@ -481,7 +484,7 @@ export async function queryScenario(ctx: AnalyticsContext): Promise<void> {
       const s = peerTimes.SQLite!;
       const label = `${q.id}) ${q.title}`;
       r.add({
-        scenario: '1 query',
+        scenario,
         metric: `${label} — p50 (uncompressed answer)`,
         value: viaProxy.p50,
         unit: 'ms',
@@ -490,9 +493,9 @@ export async function queryScenario(ctx: AnalyticsContext): Promise<void> {
         target: '<= 50 ms, ratio <= 1.0',
         met: viaProxy.p50 <= 50 && viaProxy.p50 <= d.p50,
       });
-      r.add({ scenario: '1 query', metric: `${q.id}) p95`, value: viaProxy.p95, unit: 'ms', peer: 'DuckDB p95', peerValue: d.p95 });
+      r.add({ scenario, metric: `${q.id}) p95`, value: viaProxy.p95, unit: 'ms', peer: 'DuckDB p95', peerValue: d.p95 });
       r.add({
-        scenario: '1 query',
+        scenario,
         metric: `${q.id}) p50 vs plain SQLite GROUP BY`,
         value: viaProxy.p50,
         unit: 'ms',
@@ -501,7 +504,7 @@ export async function queryScenario(ctx: AnalyticsContext): Promise<void> {
       });
       if (direct)
         r.add({
-          scenario: '1 query',
+          scenario,
           metric: `${q.id}) p50 straight to workerd's port`,
           value: direct.p50,
           unit: 'ms',
@@ -509,7 +512,7 @@ export async function queryScenario(ctx: AnalyticsContext): Promise<void> {
           peerValue: d.p50,
         });
       r.add({
-        scenario: '1 query',
+        scenario,
         metric: `${q.id}) p50 asking for gzip (wrangler dev compresses in workerd, as the edge would outside it)`,
         value: gzip.p50,
         unit: 'ms',
@@ -531,14 +534,14 @@ export async function queryScenario(ctx: AnalyticsContext): Promise<void> {
       };
     }
     r.add({
-      scenario: '1 query',
+      scenario,
       metric: 'workerd peak RSS (fresh start, queries only)',
       value: mb(peakRss(dev.workerPid)),
       unit: 'MiB',
       peer: 'DuckDB table memory',
       peerValue: mb(duck.bytes),
     });
-    ctx.detail.queries = details;
+    ctx.detail[scenario === '1 query' ? 'queries' : `queries (${ctx.spec.conversations})`] = details;
     if (networkRetries.length > 0) ctx.detail.queryNetworkRetries = networkRetries;
   } finally {
     await dev.stop();
