@@ -3,14 +3,17 @@
  *   rooms/index.html      the page; the Worker serves it at /rooms/:id with its CSP
  *   assets/chat/room.js   the client, bundled with the shared protocol module
  *   assets/chat/room.css
- *   _headers              the asset server's headers for the two files above
+ *   assets/chat/icons/<kind>.svg   the default sender icon of each webhook kind (a message's
+ *                         `sender.iconUrl` when the webhook has no avatar of its own)
+ *   _headers              the asset server's headers for the files above
  * wrangler runs it ([build]) before `wrangler dev` and `wrangler deploy`; the tests' global setup
  * runs it before the Workers pool reads the assets.
  */
-import { copyFile, mkdir } from 'node:fs/promises';
+import { copyFile, mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { WEBHOOK_KINDS } from '../src/chat/limits';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const CLIENT = path.join(ROOT, 'src/chat/page/client');
@@ -36,6 +39,17 @@ export async function buildPage(outdir = PAGE_OUT_DIR): Promise<void> {
   await mkdir(path.join(outdir, 'rooms'), { recursive: true });
   await copyFile(path.join(CLIENT, 'index.html'), path.join(outdir, 'rooms/index.html'));
   await copyFile(path.join(CLIENT, '_headers'), path.join(outdir, '_headers'));
+  await copyIcons(path.join(outdir, 'assets/chat/icons'));
+}
+
+/** Every kind has its icon: the server names `/assets/chat/icons/<kind>.svg` without looking. */
+async function copyIcons(to: string): Promise<void> {
+  const from = path.join(CLIENT, 'icons');
+  const icons = (await readdir(from)).filter((file) => file.endsWith('.svg'));
+  const missing = WEBHOOK_KINDS.filter((kind) => !icons.includes(`${kind}.svg`));
+  if (missing.length > 0) throw new Error(`no icon in ${from} for the webhook kinds ${missing.join(', ')}`);
+  await mkdir(to, { recursive: true });
+  for (const icon of icons) await copyFile(path.join(from, icon), path.join(to, icon));
 }
 
 const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;

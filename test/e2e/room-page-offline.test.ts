@@ -166,9 +166,10 @@ describe('the room page offline', () => {
     const pings: number[] = [];
     let frozen: number | undefined;
     let opened = 0;
+    const closes: string[] = [];
     const { page, probe } = await openRoom(room.id, async (p) => {
-      // The first socket can be frozen: nothing passes either way, and nothing closes it (a network
-      // that died without a word, or a proxy that stopped forwarding).
+      // The first socket can be frozen: nothing passes either way, not even a close (a network that
+      // died without a word, or a proxy that stopped forwarding).
       await p.routeWebSocket(/\/api\/v1\/rooms\/[^/]+\/ws\?/, (ws) => {
         const index = opened++;
         const upstream = ws.connectToServer();
@@ -178,6 +179,15 @@ describe('the room page offline', () => {
         });
         upstream.onMessage((message) => {
           if (frozen !== index) ws.send(message);
+        });
+        ws.onClose((code, reason) => {
+          closes.push(`page ${index} ${code} ${reason}`);
+          void upstream.close({ code, reason });
+        });
+        upstream.onClose((code, reason) => {
+          closes.push(`server ${index} ${code} ${reason}`);
+          // A dead network carries no close either.
+          if (frozen !== index) void ws.close({ code, reason });
         });
       });
     });
@@ -200,7 +210,7 @@ describe('the room page offline', () => {
     );
     const noticedAfterMs = Date.now() - frozenAt;
     // Reported, not asserted (the target is 15 s: two pings at 5 s unanswered, checked every second).
-    console.info(`silent drop noticed and replaced after ${noticedAfterMs} ms`);
+    console.info(`silent drop noticed and replaced after ${noticedAfterMs} ms; closes: ${JSON.stringify(closes)}`);
 
     await waitFor(
       'live again',
@@ -216,7 +226,7 @@ describe('the room page offline', () => {
     const report = await probe.report();
     expect(
       report.banners.some((b) => b.shown && b.reason === 'The connection went silent.'),
-      JSON.stringify({ banners: report.banners, states: report.states }),
+      JSON.stringify({ closes, banners: report.banners, states: report.states }),
     ).toBe(true);
     expect(report.states.some((s) => s.kind === 'offline')).toBe(true);
     expect(probe.pageErrors).toEqual([]);

@@ -1,8 +1,10 @@
 /**
  * The room page in a real browser (Debian's Chromium) against a real `wrangler dev`: hostile messages
  * posted through a webhook do nothing, legitimate markdown renders, new messages arrive live, and
- * after the server restarts the page reconnects by itself and fills the gap in order; a live frame lost
- * in transit is read back from the history without reconnecting.
+ * after the server restarts the page shows its offline banner, reconnects by itself and fills the gap
+ * in order; a live frame lost in transit is read back from the history without reconnecting. What
+ * people see (senders, levels, wall mode, history) is in room-page-display.test.ts, offline in
+ * room-page-offline.test.ts.
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -51,7 +53,7 @@ async function waitFor<T>(what: string, read: () => Promise<T>, done: (value: T)
 }
 
 const seqsOnPage = (page: Page) =>
-  page.$$eval('#messages > li', (items) => items.map((item) => Number(item.getAttribute('data-seq')))) as Promise<number[]>;
+  page.$$eval('#messages > li.message', (items) => items.map((item) => Number(item.getAttribute('data-seq')))) as Promise<number[]>;
 const stateOf = (page: Page) => page.$eval('#state', (el) => ({ kind: el.className, text: el.textContent ?? '' }));
 
 /** Opens the room page and answers its token question the way a person would. */
@@ -331,6 +333,12 @@ describe('the room page in Chromium', () => {
       () => probe.report(),
       (r) => r.states.some((s, i) => i > 0 && s.kind === 'offline' && /reconnecting/i.test(s.text)),
     );
+    // And not only the indicator: the page-wide banner, with the last message's time and a way to retry.
+    const noticed = await probe.report();
+    const banner = noticed.banners.find((b) => b.shown);
+    expect(banner?.reason, JSON.stringify(noticed.banners)).toMatch(/^Offline/);
+    expect(banner?.text).toContain('Last message');
+    expect(banner?.text).toContain('Reconnect now');
     await server.start();
 
     const gap: number[] = [];
@@ -358,7 +366,7 @@ describe('the room page in Chromium', () => {
       (s) => s.length >= 9,
     );
     expect(await seqsOnPage(page)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
-    const texts = await page.$$eval('#messages > li .body', (items) => items.map((item) => item.textContent ?? ''));
+    const texts = await page.$$eval('#messages > li.message .body', (items) => items.map((item) => item.textContent ?? ''));
     expect(texts.map((t) => t.trim())).toEqual(['before 1', 'before 2', 'before 3', 'live 4', 'gap 1', 'gap 2', 'gap 3', 'gap 4', 'gap 5']);
 
     // It reconnected with after=4 (the last seq it had), not from scratch.
@@ -442,7 +450,7 @@ describe('the room page in Chromium', () => {
       (s) => s.length >= 6,
     );
     expect(await seqsOnPage(page)).toEqual([1, 2, 3, 4, 5, 6]);
-    const texts = await page.$$eval('#messages > li .body', (items) => items.map((item) => (item.textContent ?? '').trim()));
+    const texts = await page.$$eval('#messages > li.message .body', (items) => items.map((item) => (item.textContent ?? '').trim()));
     expect(texts).toEqual(['before 1', 'before 2', 'live 3', 'lost 4', 'lost 5', 'live 6']);
 
     // Read from the history, just the missing range, once more after the 503, on the same socket

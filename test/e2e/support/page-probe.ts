@@ -1,9 +1,14 @@
 /**
  * What a page did, seen from outside the page's own code: trap hits, dialogs, requests, CSP
- * violations, WebSockets and the connection indicator's states. The in-page part is plain browser
- * JavaScript, installed before any of the page's scripts run (and in every frame).
+ * violations, WebSockets, the connection indicator's states and the offline banner. The in-page part
+ * is plain browser JavaScript, installed before any of the page's scripts run (and in every frame).
+ *
+ * Also a scripted room (`scriptRoom`): the room page's WebSocket and history answered by the test
+ * from a list of messages it controls (any seq, time, sender and level), for what a real room
+ * cannot show on demand (yesterday's messages, thousands of them, a frame at a chosen moment).
  */
-import type { Page } from 'playwright-core';
+import type { Page, WebSocketRoute } from 'playwright-core';
+import type { ChatMessage } from '../../../src/chat/protocol';
 
 /**
  * `__xss` is a trap: reading it gives a recording function, assigning it records the value; it
@@ -11,7 +16,7 @@ import type { Page } from 'playwright-core';
  */
 const INIT_SCRIPT = `(() => {
   const top = (() => { try { return window.top && window.top.__probe ? window.top : window; } catch { return window; } })();
-  const probe = top === window ? { hits: [], csp: [], states: [], loadId: Math.random().toString(36).slice(2) } : top.__probe;
+  const probe = top === window ? { hits: [], csp: [], states: [], banners: [], loadId: Math.random().toString(36).slice(2) } : top.__probe;
   if (top === window) Object.defineProperty(window, '__probe', { value: probe, configurable: false });
   const hit = (how, value) => probe.hits.push({ how, value: String(value), frame: String(location.href).slice(0, 200) });
   Object.defineProperty(window, '__xss', {
@@ -35,8 +40,23 @@ const INIT_SCRIPT = `(() => {
     note();
     new MutationObserver(note).observe(el, { attributes: true, childList: true, characterData: true, subtree: true });
   };
-  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', watchState);
-  else watchState();
+  const watchBanner = () => {
+    const el = document.getElementById('offline');
+    if (!el) return;
+    const note = () => {
+      const shown = !el.hidden;
+      const text = shown ? (el.textContent || '').replace(/\\s+/g, ' ').trim() : '';
+      const last = probe.banners[probe.banners.length - 1];
+      if (!last || last.shown !== shown || (shown && last.reason !== (document.getElementById('offline-reason') || {}).textContent)) {
+        probe.banners.push({ shown, text, reason: (document.getElementById('offline-reason') || {}).textContent || '', at: Date.now() });
+      }
+    };
+    note();
+    new MutationObserver(note).observe(el, { attributes: true, childList: true, characterData: true, subtree: true });
+  };
+  const watch = () => { watchState(); watchBanner(); };
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', watch);
+  else watch();
 })();`;
 
 export interface StateChange {
@@ -45,10 +65,20 @@ export interface StateChange {
   at: number;
 }
 
+export interface BannerChange {
+  shown: boolean;
+  /** All the banner's text when shown, e.g. "Offline: … Reconnecting in 3 s Last message … Reconnect now". */
+  text: string;
+  reason: string;
+  at: number;
+}
+
 export interface PageReport {
   hits: { how: string; value: string; frame: string }[];
   csp: { directive: string; blocked: string; sample: string; source: string }[];
   states: StateChange[];
+  /** The offline banner: each time it appeared, changed its reason, or went away. */
+  banners: BannerChange[];
   loadId: string;
 }
 
@@ -103,4 +133,100 @@ export async function attachProbe(page: Page, origin: string, allowed: readonly 
     return route.abort('blockedbyclient');
   });
   return probe;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Polls `read` until `done` says yes; fails with the last value after `timeoutMs`. */
+export async function waitFor<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${JSON.stringify(value)}`);
+    await sleep(100);
+  }
+}
+
+/** A message as the room would store it; `at` defaults to now, sender to a webhook, level to info. */
+export function makeMessage(
+  roomId: string,
+  seq: number,
+  fields: Partial<Pick<ChatMessage, 'markdown' | 'html' | 'metadata' | 'sender' | 'level' | 'createdAt'>> = {},
+): ChatMessage {
+  const markdown = fields.markdown ?? `message ${seq}`;
+  return {
+    id: `00000000-0000-4000-8000-${String(seq).padStart(12, '0')}`,
+    roomId,
+    seq,
+    webhookId: '11111111-2222-4333-8444-555555555555',
+    markdown,
+    html: fields.html ?? `<p>${markdown}</p>\n`,
+    metadata: fields.metadata ?? null,
+    sender: fields.sender ?? { name: 'CI', iconUrl: '/assets/chat/icons/generic.svg' },
+    level: fields.level ?? 'info',
+    createdAt: fields.createdAt ?? new Date().toISOString(),
+  };
+}
+
+export interface ScriptedRoom {
+  /** Every message of the room, in seq order (what the history answers from). */
+  readonly stored: ChatMessage[];
+  /** The WebSocket URLs the page opened, in order. */
+  readonly sockets: string[];
+  /** The history reads the page made (their query strings). */
+  readonly reads: string[];
+  /** Frames the page sent (acks, pings). */
+  readonly fromPage: string[];
+  /** Stores messages and sends them live to the page's current socket. */
+  post(messages: ChatMessage[]): void;
+  /** Closes the page's current socket from the server's side. */
+  close(code?: number): Promise<void>;
+}
+
+/**
+ * Answers the page's room WebSocket and history reads from `stored`, as the room would: `tail=n`
+ * replays the last n, `after=s` everything after s, then `ready`; a ping gets a pong. The ticket
+ * request still goes to the real server (the room must exist there).
+ */
+export async function scriptRoom(page: Page, stored: ChatMessage[]): Promise<ScriptedRoom> {
+  let current: WebSocketRoute | undefined;
+  const room: ScriptedRoom = {
+    stored,
+    sockets: [],
+    reads: [],
+    fromPage: [],
+    post(messages) {
+      stored.push(...messages);
+      current?.send(JSON.stringify({ type: 'messages', messages }));
+    },
+    async close(code = 1011) {
+      await current?.close({ code, reason: 'scripted' });
+      current = undefined;
+    },
+  };
+  await page.routeWebSocket(/\/api\/v1\/rooms\/[^/]+\/ws\?/, (ws) => {
+    current = ws;
+    room.sockets.push(ws.url());
+    ws.onMessage((message) => {
+      room.fromPage.push(String(message));
+      if (String(message) === '{"type":"ping"}') ws.send('{"type":"pong"}');
+    });
+    const query = new URL(ws.url()).searchParams;
+    const after = query.get('after');
+    const tail = query.get('tail');
+    const replay = after !== null ? stored.filter((m) => m.seq > Number(after)) : stored.slice(-Number(tail ?? 0));
+    for (let i = 0; i < replay.length; i += 200) ws.send(JSON.stringify({ type: 'messages', messages: replay.slice(i, i + 200) }));
+    ws.send(JSON.stringify({ type: 'ready', lastSeq: stored.at(-1)?.seq ?? 0 }));
+  });
+  await page.route('**/api/v1/rooms/*/messages?*', async (route) => {
+    const query = new URL(route.request().url()).searchParams;
+    room.reads.push(query.toString());
+    const after = Number(query.get('after') ?? 0);
+    const before = query.has('before') ? Number(query.get('before')) : Number.POSITIVE_INFINITY;
+    const limit = Number(query.get('limit') ?? 100);
+    const entities = stored.filter((m) => m.seq > after && m.seq < before).slice(0, limit);
+    await route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ entities }) });
+  });
+  return room;
 }

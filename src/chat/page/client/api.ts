@@ -1,5 +1,6 @@
 import { CHAT_LIMITS } from '../../limits';
 import { isChatMessage, type ChatMessage } from '../../protocol';
+import { withIdentity } from './sender';
 
 export interface RoomInfo {
   name: string;
@@ -56,9 +57,18 @@ export async function requestTicket(roomId: string, token: string): Promise<Tick
   return { kind: 'ticket', ticket: body.ticket, room: { name: body.room.name, topic: body.room.topic ?? null } };
 }
 
-/** Stored messages with after < seq < before, oldest first, one page at most. */
-export async function readHistory(roomId: string, token: string, after: number, before: number): Promise<HistoryAnswer> {
-  const query = new URLSearchParams({ after: String(after), before: String(before), limit: String(HISTORY_PAGE) });
+/** The most one history read returns (deep links read back this much at a time). */
+export const HISTORY_MAX = CHAT_LIMITS.historyMax;
+
+/** Stored messages with after < seq < before, oldest first, one page (`limit`) at most. */
+export async function readHistory(
+  roomId: string,
+  token: string,
+  after: number,
+  before: number,
+  limit: number = HISTORY_PAGE,
+): Promise<HistoryAnswer> {
+  const query = new URLSearchParams({ after: String(after), before: String(before), limit: String(limit) });
   let res: Response;
   try {
     res = await fetch(`/api/v1/rooms/${roomId}/messages?${query}`, { headers: bearer(token) });
@@ -68,5 +78,5 @@ export async function readHistory(roomId: string, token: string, after: number, 
   if (!res.ok) return { ok: false, status: res.status };
   const body = await jsonBody(res);
   if (!Array.isArray(body?.entities)) return { ok: false, status: res.status };
-  return { ok: true, messages: body.entities.filter(isChatMessage) };
+  return { ok: true, messages: body.entities.map(withIdentity).filter(isChatMessage) };
 }
