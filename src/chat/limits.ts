@@ -46,7 +46,21 @@ export const CHAT_LIMITS = {
   socketLifetimeMs: 60 * 60 * 1000,
   /** WebSocket tickets one token may mint per wsTicketTtlMs (used or not); one more: 429. */
   wsTicketsPerToken: 30,
+  /** A webhook's delivery log keeps its newest this many requests… */
+  deliveryLogPerWebhook: 100,
+  /** …and none older than this. */
+  deliveryLogTtlMs: 7 * 24 * 60 * 60 * 1000,
+  /** `GET /api/v1/webhooks/{id}/deliveries?limit=`: default and maximum. */
+  deliveryLogPageDefault: 50,
+  deliveryLogPageMax: 100,
 } as const;
+
+/**
+ * People posting (chat:write), per token (an OAuth client's tokens share their client's): bursts of
+ * 20 requests (posts, edits, deletes), 1 per second sustained. A person types; a script that needs
+ * more is a webhook.
+ */
+export const PERSON_RATE_LIMIT: RateLimit = { burst: 20, perSecond: 1 };
 
 /**
  * Token bucket per webhook counting room deliveries, not posts (rate-limit.ts): a post routed to k

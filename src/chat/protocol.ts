@@ -1,14 +1,28 @@
 /**
- * The room WebSocket's wire protocol (version 3), the one definition used by the Worker (routes),
+ * The room WebSocket's wire protocol (version 4), the one definition used by the Worker (routes),
  * the RoomObject (sender) and the room page's client (src/chat/page/client, bundled for the browser:
  * nothing here may depend on Worker or Node APIs).
  *
  * Server → client, one JSON object per text frame:
  *   {type:"messages", messages: ChatMessage[]}   one or more, in seq order, replayed ones first
  *   {type:"ready", lastSeq}                      once, after the replay; everything later is live
+ *   {type:"update", messages: ChatMessage[]}     (version 4) messages already sent, edited or deleted:
+ *                                                each is the message's whole latest version at its
+ *                                                seq; replace the one shown at that seq (ignore one
+ *                                                not shown: history and replays give the latest)
  * Messages committed close together share one frame (at 100 viewers, one frame per message per
  * viewer is more frames than the runtime, a proxy or a browser can carry); seq stays contiguous
- * across frames, so a client just appends each frame's messages in order.
+ * across `messages` frames, so a client just appends each frame's messages in order.
+ *
+ * Updates (version 4): a message keeps its seq for ever. An edit (or a keyed post replacing it) sets
+ * `editedAt`; a delete sets `deletedAt` and empties `markdown`, `html` and `metadata` (a tombstone:
+ * it stays at its seq in replays, history and update frames, so seq stays gapless: show it as
+ * "deleted", do not drop the seq). An `update` frame never adds a message; it comes only after the
+ * frame that carried that message first, during the replay too (for a message already replayed).
+ * A person's message (chat:write) has `webhookId: ""` and `personId` (their token's id, an OAuth
+ * client's id, or "admin"); a webhook's has `personId: null`. People post, edit and delete over
+ * HTTP: POST /api/v1/rooms/{id}/messages, PATCH|DELETE /api/v1/rooms/{id}/messages/{messageId}
+ * (docs/api.md, "People posting").
  *
  * Client → server:
  *   {"type":"ping"}              heartbeat, answered `{"type":"pong"}` by the runtime (auto-response),
@@ -50,13 +64,26 @@ export interface ChatMessage {
   sender: { name: string; iconUrl: string | null };
   level: MessageLevel;
   createdAt: string;
+  /**
+   * Version 4. Who posted it when a person did (chat:write): the id of their token (an OAuth
+   * client's id; `admin`); `webhookId` is then "". Null for a webhook's message.
+   */
+  personId?: string | null;
+  /** Version 4. When it was last edited (null: never). */
+  editedAt?: string | null;
+  /** Version 4. When it was deleted (null: not): then `markdown`, `html` are "" and `metadata` null. */
+  deletedAt?: string | null;
 }
 
-export type ServerFrame = { type: 'messages'; messages: ChatMessage[] } | { type: 'ready'; lastSeq: number };
+export type ServerFrame =
+  | { type: 'messages'; messages: ChatMessage[] }
+  | { type: 'ready'; lastSeq: number }
+  | { type: 'update'; messages: ChatMessage[] };
 
 export const PROTOCOL = {
+  version: 4,
   query: { after: 'after', tail: 'tail', ticket: 'ticket' },
-  frames: { messages: 'messages', ready: 'ready' },
+  frames: { messages: 'messages', ready: 'ready', update: 'update' },
   ping: '{"type":"ping"}',
   pong: '{"type":"pong"}',
   heartbeatMs: 30_000,
@@ -152,7 +179,7 @@ const MESSAGE_OVERHEAD_CHARS = 300;
  * `messages` (in seq order) as few frames as fit the budget; a message larger than the budget goes
  * alone in its frame.
  */
-export function encodeMessageFrames(messages: readonly ChatMessage[]): string[] {
+export function encodeMessageFrames(messages: readonly ChatMessage[], type: 'messages' | 'update' = 'messages'): string[] {
   const frames: string[] = [];
   let start = 0;
   let chars = 0;
@@ -166,14 +193,13 @@ export function encodeMessageFrames(messages: readonly ChatMessage[]): string[] 
       m.sender.name.length +
       (m.sender.iconUrl?.length ?? 0);
     if (i > start && chars + size > FRAME_BUDGET_CHARS) {
-      frames.push(encodeFrame({ type: 'messages', messages: messages.slice(start, i) }));
+      frames.push(encodeFrame({ type, messages: messages.slice(start, i) }));
       start = i;
       chars = 0;
     }
     chars += size;
   }
-  if (start < messages.length)
-    frames.push(encodeFrame({ type: 'messages', messages: start === 0 ? [...messages] : messages.slice(start) }));
+  if (start < messages.length) frames.push(encodeFrame({ type, messages: start === 0 ? [...messages] : messages.slice(start) }));
   return frames;
 }
 
@@ -191,8 +217,16 @@ export function isChatMessage(value: unknown): value is ChatMessage {
     (m.metadata === null || typeof m.metadata === 'string') &&
     isSender(m.sender) &&
     isMessageLevel(m.level) &&
-    typeof m.createdAt === 'string'
+    typeof m.createdAt === 'string' &&
+    optionalString(m.personId) &&
+    optionalString(m.editedAt) &&
+    optionalString(m.deletedAt)
   );
+}
+
+/** Absent (a server before version 4), null or a string. */
+function optionalString(value: unknown): boolean {
+  return value === undefined || value === null || typeof value === 'string';
 }
 
 function isSender(value: unknown): value is ChatMessage['sender'] {
@@ -212,6 +246,14 @@ export function decodeServerFrame(data: string): ServerFrame | undefined {
     frame.messages.every(isChatMessage)
   ) {
     return { type: 'messages', messages: frame.messages };
+  }
+  if (
+    frame.type === PROTOCOL.frames.update &&
+    Array.isArray(frame.messages) &&
+    frame.messages.length > 0 &&
+    frame.messages.every(isChatMessage)
+  ) {
+    return { type: 'update', messages: frame.messages };
   }
   if (frame.type === PROTOCOL.frames.ready && Number.isSafeInteger(frame.lastSeq))
     return { type: 'ready', lastSeq: frame.lastSeq as number };

@@ -79,5 +79,8 @@ export function messageFromRow(row: typeof messages.$inferSelect): ChatMessage {
     sender: { name: row.senderName, iconUrl: row.senderIconUrl },
     level: row.level,
     createdAt: row.createdAt,
+    personId: row.personId,
+    editedAt: row.editedAt,
+    deletedAt: row.deletedAt,
   };
 }

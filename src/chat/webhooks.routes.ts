@@ -6,7 +6,8 @@ import type { AppEnv } from '../http/context';
 import type { Db } from '../db/client';
 import type { WebhookMapping } from '../db/schema';
 import { jsonBody } from '../http/json-body';
-import { validJson } from '../http/validate';
+import { validJson, validQuery } from '../http/validate';
+import { lastDeliveries, listDeliveries } from './webhook-post/delivery-log';
 import { takesSecret } from './integrations';
 import { CHAT_LIMITS, isUuid, RATE_LIMIT_MAX, WEBHOOK_KINDS } from './limits';
 import { uuidParam } from './params';
@@ -96,6 +97,20 @@ async function assertRoomsExist(db: Db, roomId: string | undefined, mappings: We
   }
 }
 
+const deliveriesQuery = z.object({
+  before: z
+    .string()
+    .regex(/^\d{1,15}$/, { message: 'must be a whole number' })
+    .transform(Number)
+    .optional(),
+  limit: z
+    .string()
+    .regex(/^\d{1,4}$/, { message: 'must be a whole number' })
+    .transform(Number)
+    .pipe(z.number().int().min(1).max(CHAT_LIMITS.deliveryLogPageMax))
+    .optional(),
+});
+
 const admin = requirePermission('chat:admin');
 const webhookId = uuidParam('No webhook has this id.');
 
@@ -105,6 +120,10 @@ function notFound(): ApiError {
 
 function origin(url: string): string {
   return new URL(url).origin;
+}
+
+async function lastDeliveryAt(db: Db, id: string): Promise<number | null> {
+  return (await lastDeliveries(db, [id])).get(id) ?? null;
 }
 
 async function found(db: Db, id: string): Promise<WebhookRow> {
@@ -117,14 +136,27 @@ export const webhooksRoutes = new Hono<AppEnv>()
   .post('/api/v1/webhooks', admin, jsonBody(CHAT_LIMITS.adminBodyBytes), validJson(createWebhookSchema), async (c) => {
     const input = c.req.valid('json');
     await assertRoomsExist(c.var.db, input.roomId, input.mappings);
-    return c.json(webhookView(await createWebhook(c.var.db, input), origin(c.req.url)), 201);
+    return c.json(webhookView(await createWebhook(c.var.db, input), origin(c.req.url), null), 201);
   })
   .get('/api/v1/webhooks', admin, async (c) => {
     const base = origin(c.req.url);
-    return c.json({ entities: (await listWebhooks(c.var.db)).map((row) => webhookView(row, base)) });
+    const [rows, last] = await Promise.all([listWebhooks(c.var.db), lastDeliveries(c.var.db)]);
+    return c.json({ entities: rows.map((row) => webhookView(row, base, last.get(row.id) ?? null)) });
   })
   .get('/api/v1/webhooks/:id', admin, webhookId, async (c) => {
-    return c.json(webhookView(await found(c.var.db, c.req.param('id')), origin(c.req.url)));
+    const id = c.req.param('id');
+    const [row, last] = await Promise.all([found(c.var.db, id), lastDeliveryAt(c.var.db, id)]);
+    return c.json(webhookView(row, origin(c.req.url), last));
+  })
+  /**
+   * The webhook's recent requests (its delivery log), newest first: `limit` (1–100, default 50) with
+   * `id < before`; `nextBefore` when more remain. The newest 100 of the last 7 days are kept.
+   */
+  .get('/api/v1/webhooks/:id/deliveries', admin, webhookId, validQuery(deliveriesQuery), async (c) => {
+    const id = c.req.param('id');
+    await found(c.var.db, id);
+    const { before, limit = CHAT_LIMITS.deliveryLogPageDefault } = c.req.valid('query');
+    return c.json(await listDeliveries(c.var.db, id, { before, limit }));
   })
   .patch('/api/v1/webhooks/:id', admin, webhookId, jsonBody(CHAT_LIMITS.adminBodyBytes), validJson(patchWebhookSchema), async (c) => {
     const patch = c.req.valid('json');
@@ -142,7 +174,7 @@ export const webhooksRoutes = new Hono<AppEnv>()
     // Changes go through the webhook's gate, which keeps the copy the post path uses.
     const row = await gateStub(c.env, current.id).update(current.id, patch);
     if (!row) throw notFound();
-    return c.json(webhookView(row, origin(c.req.url)));
+    return c.json(webhookView(row, origin(c.req.url), await lastDeliveryAt(c.var.db, row.id)));
   })
   .delete('/api/v1/webhooks/:id', admin, webhookId, async (c) => {
     const id = c.req.param('id');
@@ -157,5 +189,5 @@ export const webhooksRoutes = new Hono<AppEnv>()
     const id = c.req.param('id');
     const row = await gateStub(c.env, id).rotate(id);
     if (!row) throw notFound();
-    return c.json(webhookView(row, origin(c.req.url)));
+    return c.json(webhookView(row, origin(c.req.url), await lastDeliveryAt(c.var.db, id)));
   });

@@ -1,6 +1,6 @@
 import { asc, eq } from 'drizzle-orm';
 import type { Db } from '../db/client';
-import { webhooks, type WebhookMapping } from '../db/schema';
+import { webhookDeliveries, webhooks, type WebhookMapping } from '../db/schema';
 import { sha256Hex } from '../http/secrets';
 import { takesSecret } from './integrations';
 import { DEFAULT_RATE_LIMIT, defaultIconUrl, WEBHOOK_PATH, type RateLimit, type WebhookKind } from './limits';
@@ -32,6 +32,11 @@ export interface WebhookView {
    * is set. The secret itself is never returned.
    */
   hasSecret?: boolean;
+  /**
+   * When its URL last got a request, refused ones included (its delivery log, GET
+   * /api/v1/webhooks/{id}/deliveries); null: none in the last 7 days.
+   */
+  lastDeliveryAt?: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -51,7 +56,8 @@ export interface WebhookInput {
 
 export type WebhookPatch = Partial<Omit<WebhookInput, 'rateLimit'>> & { rateLimit?: Partial<RateLimit> };
 
-export function webhookView(row: WebhookRow, origin: string): WebhookView {
+/** `lastDeliveryAt`: epoch ms of the newest entry of its delivery log (null: none); undefined: not shown. */
+export function webhookView(row: WebhookRow, origin: string, lastDeliveryAt?: number | null): WebhookView {
   return {
     id: row.id,
     url: row.postSecret === null ? null : origin + WEBHOOK_PATH + row.postSecret,
@@ -65,6 +71,7 @@ export function webhookView(row: WebhookRow, origin: string): WebhookView {
     avatarUrl: row.avatarUrl,
     allowOverrides: row.allowOverrides,
     ...(takesSecret(row.kind) ? { hasSecret: row.secret !== null } : {}),
+    ...(lastDeliveryAt === undefined ? {} : { lastDeliveryAt: lastDeliveryAt === null ? null : new Date(lastDeliveryAt).toISOString() }),
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
   };
@@ -165,6 +172,9 @@ export async function rotateWebhook(db: Db, id: string, updatedAt: string): Prom
 }
 
 export async function deleteWebhook(db: Db, id: string): Promise<boolean> {
-  const rows = await db.delete(webhooks).where(eq(webhooks.id, id)).returning({ id: webhooks.id });
+  const [rows] = await db.batch([
+    db.delete(webhooks).where(eq(webhooks.id, id)).returning({ id: webhooks.id }),
+    db.delete(webhookDeliveries).where(eq(webhookDeliveries.webhookId, id)),
+  ]);
   return rows.length > 0;
 }

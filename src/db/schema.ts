@@ -208,7 +208,8 @@ export const webhooks = sqliteTable(
 );
 
 /**
- * Written only by a room's Durable Object flush (INSERT .. ON CONFLICT DO NOTHING, so retries are harmless).
+ * Written only by a room's Durable Object flush (INSERT .. ON CONFLICT DO NOTHING, so retries are harmless;
+ * a change of a stored message: UPDATE .. WHERE version < the change's, so never an older version).
  * The sender and level are fixed when the message is posted (protocol.ts, ChatMessage); migration 0010
  * filled them for earlier rows from their webhook as it was then.
  */
@@ -227,8 +228,45 @@ export const messages = sqliteTable(
     /** One of protocol.ts's MESSAGE_LEVELS (the database floor imports nothing from chat/). */
     level: text('level').$type<'info' | 'success' | 'warning' | 'critical'>().notNull().default('info'),
     createdAt: text('created_at').notNull(),
+    /**
+     * A person's message (chat:write): the id of the token that posted it (an OAuth client's id;
+     * `admin`), `webhook_id` then being ''. Null for a webhook's message.
+     */
+    personId: text('person_id'),
+    /** Set by an edit (PATCH, or a keyed post replacing it); the message keeps its seq. */
+    editedAt: text('edited_at'),
+    /** Set by a delete: markdown, html and metadata are emptied and the row stays as a tombstone at its seq. */
+    deletedAt: text('deleted_at'),
+    /** 0 as posted, +1 per edit or delete: a room's flush only ever replaces a row by a later version. */
+    version: integer('version').notNull().default(0),
   },
   (t) => [uniqueIndex('messages_room_seq').on(t.roomId, t.seq)],
+);
+
+/**
+ * Each webhook's recent deliveries, refusals included (webhook-post/delivery-log.ts): the newest
+ * CHAT_LIMITS.deliveryLogPerWebhook per webhook, none older than CHAT_LIMITS.deliveryLogTtlMs
+ * (pruned as new ones are written). `at` is epoch ms; `id` orders them and pages the list.
+ */
+export const webhookDeliveries = sqliteTable(
+  'webhook_deliveries',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    webhookId: text('webhook_id').notNull(),
+    at: integer('at').notNull(),
+    /** PATCH, DELETE or POST, as the sender called. */
+    method: text('method').notNull(),
+    status: integer('status').notNull(),
+    errorCode: text('error_code'),
+    errorMessage: text('error_message'),
+    /** The stored message (the first room's, when routed to several) and its seq: null for a refusal. */
+    messageId: text('message_id'),
+    roomId: text('room_id'),
+    seq: integer('seq'),
+    /** The request body's length in bytes. */
+    bytes: integer('bytes').notNull(),
+  },
+  (t) => [index('webhook_deliveries_webhook_id').on(t.webhookId, t.id)],
 );
 
 /**

@@ -6,6 +6,8 @@ export const PERMISSIONS = [
   'tokens:manage',
   'chat:admin',
   'chat:read',
+  /** Posting into rooms as oneself, and editing and deleting one's own messages (chat/people-post). */
+  'chat:write',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

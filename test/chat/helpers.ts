@@ -88,6 +88,8 @@ export async function waitUntil(check: () => boolean | Promise<boolean>, what: s
 /** A viewer on a room's WebSocket through the Worker's real fetch, recording every frame. */
 export class Viewer {
   readonly messages: ChatMessage[] = [];
+  /** Messages of `update` frames (edits, deletes), in the order they came. */
+  readonly updates: ChatMessage[] = [];
   /** Index in `messages` at which `ready` arrived (replayed ones come before it). */
   readyAt: number | undefined;
   readyLastSeq: number | undefined;
@@ -107,6 +109,7 @@ export class Viewer {
       if (ack !== undefined && this.acking) ws.send(ack);
       const frame = decodeServerFrame(data);
       if (frame?.type === 'messages') this.messages.push(...frame.messages);
+      else if (frame?.type === 'update') this.updates.push(...frame.messages);
       else if (frame?.type === 'ready') {
         this.readyAt = this.messages.length;
         this.readyLastSeq = frame.lastSeq;

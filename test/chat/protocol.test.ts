@@ -54,6 +54,25 @@ describe('the wire protocol', () => {
     for (const frame of bad) expect(decodeServerFrame(frame)).toBeUndefined();
   });
 
+  it('carries changes as update frames (version 4): whole messages with editedAt, deletedAt and personId', () => {
+    expect(PROTOCOL.version).toBe(4);
+    const edited = { ...message, editedAt: '2026-11-14T09:31:00.000Z', deletedAt: null, personId: null };
+    const deleted = { ...message, seq: 8, markdown: '', html: '', deletedAt: '2026-11-14T09:32:00.000Z', editedAt: null, personId: null };
+    const frames = encodeMessageFrames([edited, deleted], 'update');
+    expect(frames).toHaveLength(1);
+    expect(decodeServerFrame(frames[0]!)).toEqual({ type: 'update', messages: [edited, deleted] });
+    const person = { ...message, webhookId: '', personId: 'tok-1', editedAt: null, deletedAt: null };
+    expect(isChatMessage(person)).toBe(true);
+    for (const bad of [
+      JSON.stringify({ type: 'update', messages: [] }),
+      JSON.stringify({ type: 'update', messages: [{ ...message, editedAt: 5 }] }),
+      JSON.stringify({ type: 'update', messages: [{ ...message, deletedAt: true }] }),
+      JSON.stringify({ type: 'update', message }),
+    ]) {
+      expect(decodeServerFrame(bad)).toBeUndefined();
+    }
+  });
+
   it('tells a well-formed message (as frames and the history carry them) from anything else', () => {
     expect(isChatMessage(message)).toBe(true);
     expect(isChatMessage({ ...message, metadata: 'deploys' })).toBe(true);

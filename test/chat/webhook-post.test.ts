@@ -287,7 +287,10 @@ describe('rotation', () => {
     expect(rotated.body.url).not.toContain(hook.id);
     expect(rotated.body).toMatchObject({ name: hook.name, roomId, active: true });
     expect(Date.parse(rotated.body.updatedAt)).toBeGreaterThan(Date.parse(hook.updatedAt));
-    expect((await send('GET', `/api/v1/webhooks/${hook.id}`)).body).toEqual(rotated.body);
+    // Not lastDeliveryAt: the delivery log of the post before is written after its answer (waitUntil), maybe not yet.
+    const { lastDeliveryAt: _read, ...read } = (await send('GET', `/api/v1/webhooks/${hook.id}`)).body;
+    const { lastDeliveryAt: _rotated, ...rotatedView } = rotated.body;
+    expect(read).toEqual(rotatedView);
 
     expectError(await post(hook.url, { message: 'old url' }), 404, 'not.found');
     await postOk(rotated.body.url, 'after');

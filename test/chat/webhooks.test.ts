@@ -30,6 +30,7 @@ describe('webhooks (chat:admin)', () => {
       rateLimit: { burst: 100, perSecond: 10 },
       avatarUrl: null,
       allowOverrides: false,
+      lastDeliveryAt: null,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });

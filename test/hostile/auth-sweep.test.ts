@@ -47,6 +47,13 @@ const freshHook = async () => (await createHook()).id;
 const freshToken = async () =>
   (await admin<{ id: string }>('POST', '/api/v1/tokens', { name: 'sweep victim', permissions: ['chat:read'] })).id;
 const ws = { Upgrade: 'websocket' };
+/** A message the sweep's webhook posted (its edits and deletes answer 200). */
+const hookMessage = async () =>
+  (await admin<{ deliveries: { messageId: string }[] }>('POST', ids.hookPath, { message: 'to change' })).deliveries[0]!.messageId;
+/** A message the admin token posted (once: its tokens are rate-limited): no other token may change it. */
+let adminMessageId: string | undefined;
+const adminMessage = async () =>
+  (adminMessageId ??= (await admin<{ messageId: string }>('POST', `/api/v1/rooms/${ids.room}/messages`, { message: 'mine' })).messageId);
 
 /** Every route: `METHOD path` exactly as Hono lists it. */
 const freshClient = async () =>
@@ -200,6 +207,38 @@ const TABLE: Record<string, Row> = {
     needs: 'public',
     ok: 200,
     prepare: async () => ({ path: ids.hookPath, json: { message: 'swept' } }),
+  },
+  // Public, as the post: a webhook edits and deletes its own messages (a fresh one for each request).
+  'PATCH /webhooks/api/v1/webhook/:secret/messages/:messageId': {
+    needs: 'public',
+    ok: 200,
+    prepare: async () => ({ path: `${ids.hookPath}/messages/${await hookMessage()}`, json: { message: 'swept again' } }),
+  },
+  'DELETE /webhooks/api/v1/webhook/:secret/messages/:messageId': {
+    needs: 'public',
+    ok: 200,
+    prepare: async () => ({ path: `${ids.hookPath}/messages/${await hookMessage()}` }),
+  },
+  'GET /api/v1/webhooks/:id/deliveries': {
+    needs: 'chat:admin',
+    ok: 200,
+    prepare: async () => ({ path: `/api/v1/webhooks/${ids.hook}/deliveries` }),
+  },
+  'POST /api/v1/rooms/:id/messages': {
+    needs: 'chat:write',
+    ok: 201,
+    prepare: async () => ({ path: `/api/v1/rooms/${ids.room}/messages`, json: { message: 'said' } }),
+  },
+  // Only a message's author may change it: past authorization, the sweep's token meets the admin's message (404).
+  'PATCH /api/v1/rooms/:id/messages/:messageId': {
+    needs: 'chat:write',
+    ok: 404,
+    prepare: async () => ({ path: `/api/v1/rooms/${ids.room}/messages/${await adminMessage()}`, json: { message: 'edited' } }),
+  },
+  'DELETE /api/v1/rooms/:id/messages/:messageId': {
+    needs: 'chat:write',
+    ok: 404,
+    prepare: async () => ({ path: `/api/v1/rooms/${ids.room}/messages/${await adminMessage()}` }),
   },
   // Public: the page asks for a token itself and shows nothing without one.
   'GET /rooms/:id': { needs: 'public', ok: 200, prepare: async () => ({ path: `/rooms/${ids.room}` }) },

@@ -70,6 +70,19 @@ describe('token management', () => {
     expect((await send('POST', '/api/v1/tokens', { json: { name: 'z', permissions: ['chat:admin', 'tokens:manage'] } })).status).toBe(201);
   });
 
+  it('grants chat:write (people posting) like any permission, and only from a holder', async () => {
+    const res = await send('POST', '/api/v1/tokens', { json: { name: 'Alice', permissions: ['chat:write', 'chat:read'] } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.permissions).toEqual(['chat:write', 'chat:read']);
+    const { token: manager } = await createToken(['tokens:manage', 'chat:read']);
+    expectError(
+      await send('POST', '/api/v1/tokens', { token: manager, json: { name: 'x', permissions: ['chat:write'] } }),
+      403,
+      'missing.permissions',
+      'chat:write',
+    );
+  });
+
   it('answers 404 for revoking an unknown token', async () => {
     expectError(await send('DELETE', '/api/v1/tokens/00000000-0000-4000-8000-000000000000'), 404, 'not.found');
   });

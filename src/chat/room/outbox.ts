@@ -10,14 +10,16 @@ const FLUSH_MAX_ROWS = 500;
  */
 const STATEMENT_MAX_CHARS = 500_000;
 /** A row without a sender (stored before messages had one, not yet backfilled) gets one as migration 0010 gave D1's. */
-const INSERT_MESSAGES = `INSERT INTO messages (id, room_id, seq, webhook_id, markdown, html, metadata, created_at, sender_name, sender_icon_url, level)
+const INSERT_MESSAGES = `INSERT INTO messages (id, room_id, seq, webhook_id, markdown, html, metadata, created_at, sender_name, sender_icon_url, level,
+    person_id, edited_at, deleted_at, version)
   SELECT json_extract(value, '$[0]'), ?1, json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]'),
          json_extract(value, '$[4]'), json_extract(value, '$[5]'), json_extract(value, '$[6]'),
          ifnull(json_extract(value, '$[7]'), ifnull((SELECT name FROM webhooks WHERE id = json_extract(value, '$[2]')), '${UNKNOWN_SENDER.name}')),
          CASE WHEN json_extract(value, '$[7]') IS NULL
            THEN (SELECT '/assets/chat/icons/' || kind || '.svg' FROM webhooks WHERE id = json_extract(value, '$[2]'))
            ELSE json_extract(value, '$[8]') END,
-         ifnull(json_extract(value, '$[9]'), 'info')
+         ifnull(json_extract(value, '$[9]'), 'info'),
+         json_extract(value, '$[10]'), json_extract(value, '$[11]'), json_extract(value, '$[12]'), ifnull(json_extract(value, '$[13]'), 0)
   FROM json_each(?2) WHERE true
   ON CONFLICT DO NOTHING`;
 const FLUSH_MAX_CHARS = 2_000_000;
@@ -33,7 +35,16 @@ const SAFETY_ALARM_MS = 30_000;
 const RETRY_BASE_MS = 1_000;
 const RETRY_MAX_MS = 60_000;
 
-/** One row as the JSON array INSERT_MESSAGES reads (`$[0]` … `$[9]`). */
+/**
+ * A change (edit, delete) replaces D1's row only with a later version, and never a deleted row's
+ * tombstone: a delete is final.
+ */
+const UPDATE_MESSAGE = `UPDATE messages SET markdown = ?, html = ?, metadata = ?, sender_name = ?, sender_icon_url = ?, level = ?,
+    edited_at = ?, deleted_at = ?, version = ?
+  WHERE id = ? AND room_id = ? AND version < ? AND deleted_at IS NULL`;
+const FLUSH_MAX_CHANGES = 100;
+
+/** One row as the JSON array INSERT_MESSAGES reads (`$[0]` … `$[13]`). */
 function toJsonRow(row: LogRow): string {
   return JSON.stringify([
     row.id,
@@ -46,6 +57,10 @@ function toJsonRow(row: LogRow): string {
     row.sender_name,
     row.sender_icon_url,
     row.level,
+    row.person_id ?? null,
+    row.edited_at ?? null,
+    row.deleted_at ?? null,
+    row.version ?? 0,
   ]);
 }
 
@@ -124,15 +139,39 @@ export class Outbox {
         if (rows.length > 0 && chars > FLUSH_MAX_CHARS) break;
         rows.push(row);
       }
-      if (rows.length === 0) {
-        this.failures = 0;
-        return;
-      }
+      if (rows.length === 0) break;
       await this.insertIntoD1(roomId, rows);
       this.log.markFlushed(rows[rows.length - 1]!.seq);
       this.log.trim(LOCAL_WINDOW);
       this.log.expireKeyedIds(Date.now());
     }
+    // Changes after new rows: a change of a message not yet in D1 finds its row there.
+    for (;;) {
+      const changes = this.log.unflushedChanges(FLUSH_MAX_CHANGES);
+      if (changes.length === 0) break;
+      const update = this.db.prepare(UPDATE_MESSAGE);
+      await this.db.batch(
+        changes.map((r) =>
+          update.bind(
+            r.markdown,
+            r.html,
+            r.metadata,
+            r.sender_name,
+            r.sender_icon_url,
+            r.level,
+            r.edited_at,
+            r.deleted_at,
+            r.version ?? 0,
+            r.id,
+            roomId,
+            r.version ?? 0,
+          ),
+        ),
+      );
+      this.log.changesFlushed(changes);
+    }
+    this.log.expireKeys(Date.now());
+    this.failures = 0;
   }
 
   /** INSERT .. ON CONFLICT DO NOTHING (on the id or on room and seq), so a repeated flush never duplicates. */

@@ -2,6 +2,14 @@ import { isMessageLevel, type ChatMessage } from '../protocol';
 import { dropPrepared } from './two-phase';
 import { RoomGoneError, type MessageDraft } from './types';
 
+/** A keyed post replaces the message last posted (or replaced) with its key this recently; after that it starts a new one. */
+export const MESSAGE_KEY_TTL_MS = 30 * 24 * 60 * 60 * 1000;
+
+/** Who may change a message: its webhook, or the person (`person:<token id>`) who posted it. */
+export function authorOf(message: { webhookId: string; personId?: string | null }): string {
+  return message.personId ? `person:${message.personId}` : message.webhookId;
+}
+
 /** Outlives the gate's memory of an uncertain idempotency key (24 h). */
 const DEDUPE_TTL_MS = 25 * 60 * 60 * 1000;
 
@@ -17,12 +25,19 @@ export type LogRow = {
   sender_icon_url: string | null;
   level: string | null;
   created_at: string;
+  /** A person's message: their token's id (webhook_id is then ''). Null for a webhook's, and in rows from before people posted. */
+  person_id: string | null;
+  edited_at: string | null;
+  deleted_at: string | null;
+  /** 0 as posted, +1 per change (null in rows from before edits: 0). */
+  version: number | null;
 };
 
 /** What a row stored before messages had a sender shows until backfillSenders names it (its webhook gone, for good). */
 export const UNKNOWN_SENDER: ChatMessage['sender'] = { name: 'Webhook', iconUrl: null };
 
-const LOG_COLUMNS = 'seq, id, webhook_id, markdown, html, metadata, sender_name, sender_icon_url, level, created_at';
+export const LOG_COLUMNS =
+  'seq, id, webhook_id, markdown, html, metadata, sender_name, sender_icon_url, level, created_at, person_id, edited_at, deleted_at, version';
 
 /**
  * One replay page of `source` (a table and its condition, whose last `?` is the seq after which the
@@ -58,6 +73,10 @@ function migrate(sql: SqlStorage): void {
     CREATE TABLE IF NOT EXISTS prepared (
       tx_id TEXT PRIMARY KEY, coordinator TEXT NOT NULL, draft TEXT NOT NULL, prepared_at INTEGER NOT NULL
     );
+    CREATE TABLE IF NOT EXISTS edits (id TEXT PRIMARY KEY, version INTEGER NOT NULL, row TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS message_keys (
+      author TEXT NOT NULL, key TEXT NOT NULL, id TEXT NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (author, key)
+    );
   `);
   const columns = new Set(
     sql
@@ -65,9 +84,10 @@ function migrate(sql: SqlStorage): void {
       .toArray()
       .map((c) => c.name),
   );
-  for (const column of ['sender_name', 'sender_icon_url', 'level']) {
+  for (const column of ['sender_name', 'sender_icon_url', 'level', 'person_id', 'edited_at', 'deleted_at']) {
     if (!columns.has(column)) sql.exec(`ALTER TABLE log ADD COLUMN ${column} TEXT`);
   }
+  if (!columns.has('version')) sql.exec('ALTER TABLE log ADD COLUMN version INTEGER');
 }
 
 /**
@@ -148,11 +168,16 @@ export class RoomLog {
       sender: draft.sender ?? UNKNOWN_SENDER,
       level: draft.level ?? 'info',
       createdAt: new Date().toISOString(),
+      personId: draft.personId ?? null,
+      editedAt: null,
+      deletedAt: null,
     };
-    if (txId === null && !draft.dedupe) this.insert(message, null);
+    const keyed = draft.key !== undefined ? { author: authorOf(message), key: draft.key } : undefined;
+    if (txId === null && !draft.dedupe && keyed === undefined) this.insert(message, null);
     else {
       this.storage.transactionSync(() => {
         this.insert(message, txId);
+        if (keyed !== undefined) this.rememberKey(keyed.author, keyed.key, message.id);
         if (txId !== null) dropPrepared(this.sql, txId);
         if (draft.dedupe) {
           this.sql.exec(
@@ -170,7 +195,7 @@ export class RoomLog {
 
   private insert(message: ChatMessage, txId: string | null): void {
     this.sql.exec(
-      `INSERT INTO log (${LOG_COLUMNS}, tx_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO log (${LOG_COLUMNS}, tx_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, 0, ?)`,
       message.seq,
       message.id,
       message.webhookId,
@@ -181,6 +206,7 @@ export class RoomLog {
       message.sender.iconUrl,
       message.level,
       message.createdAt,
+      message.personId ?? null,
       txId,
     );
   }
@@ -233,7 +259,100 @@ export class RoomLog {
       sender: row.sender_name === null ? UNKNOWN_SENDER : { name: row.sender_name, iconUrl: row.sender_icon_url },
       level: isMessageLevel(row.level) ? row.level : 'info',
       createdAt: row.created_at,
+      personId: row.person_id,
+      editedAt: row.edited_at,
+      deletedAt: row.deleted_at,
     };
+  }
+
+  // ---- changes: edits, deletes, keyed replacements -------------------------------------------
+
+  /** The message with this id in the log (the last LOCAL_WINDOW), as stored, pending changes included. */
+  local(id: string): LogRow | undefined {
+    return this.sql.exec<LogRow>(`SELECT ${LOG_COLUMNS} FROM log WHERE id = ?`, id).toArray()[0];
+  }
+
+  /** A change of a message older than the log's window that D1 does not have yet. */
+  pendingChange(id: string): LogRow | undefined {
+    const row = this.sql.exec<{ row: string }>('SELECT row FROM edits WHERE id = ?', id).toArray()[0];
+    return row && (JSON.parse(row.row) as LogRow);
+  }
+
+  /** Pending changes of messages with `after < seq <= upTo` (a replay page read from D1 shows them). */
+  pendingChanges(after: number, upTo: number): Map<string, LogRow> {
+    const rows = this.sql.exec<{ id: string; row: string }>('SELECT id, row FROM edits').toArray();
+    const found = new Map<string, LogRow>();
+    for (const { id, row } of rows) {
+      const parsed = JSON.parse(row) as LogRow;
+      if (parsed.seq > after && parsed.seq <= upTo) found.set(id, parsed);
+    }
+    return found;
+  }
+
+  /** The message a keyed post replaces: the author's latest with this key (within MESSAGE_KEY_TTL_MS). */
+  keyed(author: string, key: string): string | undefined {
+    return this.sql
+      .exec<{ id: string }>('SELECT id FROM message_keys WHERE author = ? AND key = ? AND expires_at > ?', author, key, Date.now())
+      .toArray()[0]?.id;
+  }
+
+  private rememberKey(author: string, key: string, id: string): void {
+    this.sql.exec(
+      'INSERT INTO message_keys (author, key, id, expires_at) VALUES (?, ?, ?, ?) ON CONFLICT (author, key) DO UPDATE SET id = excluded.id, expires_at = excluded.expires_at',
+      author,
+      key,
+      id,
+      Date.now() + MESSAGE_KEY_TTL_MS,
+    );
+  }
+
+  /**
+   * Stores `next` (the whole new version of a stored message, `version` one more) in one
+   * transaction: in the log if the message is there, and in `edits`, which the outbox writes to D1.
+   * A keyed replacement refreshes its key.
+   */
+  change(next: LogRow, key?: { author: string; key: string }): ChatMessage {
+    this.storage.transactionSync(() => {
+      this.sql.exec(
+        `UPDATE log SET markdown = ?, html = ?, metadata = ?, sender_name = ?, sender_icon_url = ?, level = ?, edited_at = ?,
+           deleted_at = ?, version = ? WHERE id = ?`,
+        next.markdown,
+        next.html,
+        next.metadata,
+        next.sender_name,
+        next.sender_icon_url,
+        next.level,
+        next.edited_at,
+        next.deleted_at,
+        next.version,
+        next.id,
+      );
+      this.sql.exec(
+        'INSERT INTO edits (id, version, row) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET version = excluded.version, row = excluded.row',
+        next.id,
+        next.version ?? 0,
+        JSON.stringify(next),
+      );
+      if (key !== undefined) this.rememberKey(key.author, key.key, next.id);
+    });
+    return this.toMessage(next);
+  }
+
+  /** Changes not yet in D1, oldest first. */
+  unflushedChanges(limit: number): LogRow[] {
+    return this.sql
+      .exec<{ row: string }>('SELECT row FROM edits ORDER BY rowid LIMIT ?', limit)
+      .toArray()
+      .map((r) => JSON.parse(r.row) as LogRow);
+  }
+
+  /** D1 has these versions now (a later change of the same message stays pending). */
+  changesFlushed(rows: readonly LogRow[]): void {
+    for (const row of rows) this.sql.exec('DELETE FROM edits WHERE id = ? AND version = ?', row.id, row.version ?? 0);
+  }
+
+  expireKeys(now: number): void {
+    this.sql.exec('DELETE FROM message_keys WHERE expires_at <= ?', now);
   }
 
   /** Webhooks of rows stored before messages had a sender (none once backfillSenders has run). */

@@ -3,9 +3,9 @@ import { CHAT_LIMITS, defaultIconUrl } from '../limits';
 import { PROTOCOL } from '../protocol';
 import { AlarmSchedule } from './alarm';
 import { Outbox } from './outbox';
-import { RoomLog } from './room-log';
+import { authorOf, LOG_COLUMNS, RoomLog, type LogRow } from './room-log';
 import { PreparedDrafts } from './two-phase';
-import { RoomGoneError, type Delivery, type MessageDraft } from './types';
+import { RoomGoneError, type ChangeResult, type Delivery, type MessageChange, type MessageDraft } from './types';
 import { Viewers } from './viewers';
 
 /**
@@ -18,6 +18,10 @@ import { Viewers } from './viewers';
  * - System of record: D1, fed by outbox.ts.
  * - Viewers and broadcast: viewers.ts.
  * - Multi-room posts: `prepare` / `commit` / `abort` (two-phase.ts; chat/deliver.ts for the whole protocol).
+ * - Changes (`change`, and a keyed `append`): a message keeps its id and seq; its new version is
+ *   stored in one transaction (log and `edits`, which the outbox writes to D1) before the call
+ *   returns, and goes to viewers as an `update` frame. A message older than the log's window is
+ *   read from D1 first; such changes run one at a time, so they apply in the order they came.
  */
 export class RoomObject extends DurableObject<Env> {
   private readonly log: RoomLog;
@@ -25,6 +29,8 @@ export class RoomObject extends DurableObject<Env> {
   private readonly viewers: Viewers;
   private readonly outbox: Outbox;
   private readonly prepared: PreparedDrafts;
+  /** Changes of messages older than the log's window, one at a time (each reads D1 first). */
+  private olderChanges: Promise<unknown> = Promise.resolve();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -43,10 +49,42 @@ export class RoomObject extends DurableObject<Env> {
 
   // ---- posting ------------------------------------------------------------------------------
 
-  /** Single-room post: order, persist and broadcast in one step. */
-  append(roomId: string, draft: MessageDraft): Delivery {
+  /**
+   * Single-room post: order, persist and broadcast in one step. A keyed draft replaces the message
+   * its author last posted with that key here (same id and seq, an `update` frame), if there is one
+   * still standing; otherwise it is a new message that the key names from now on.
+   */
+  async append(roomId: string, draft: MessageDraft): Promise<Delivery> {
     this.log.bind(roomId);
+    if (draft.key === undefined) return this.commitMessage(draft, null);
+    const storedSeq = this.log.repeatOf(draft, null);
+    if (storedSeq !== undefined) return { roomId, messageId: draft.id, seq: storedSeq };
+    const key = { author: authorOf({ webhookId: draft.webhookId, personId: draft.personId }), key: draft.key };
+    for (let tries = 0; tries < 3; tries++) {
+      const previous = this.log.keyed(key.author, key.key);
+      if (previous === undefined) break;
+      const edit = {
+        markdown: draft.markdown,
+        html: draft.html,
+        metadata: draft.metadata,
+        level: draft.level ?? 'info',
+        sender: draft.sender ?? { name: 'Webhook', iconUrl: null },
+      };
+      const result = await this.changeMessage(
+        { messageId: previous, webhookId: draft.webhookId, personId: draft.personId ?? null, edit },
+        key,
+      );
+      if (result.kind === 'changed') return { roomId, messageId: result.message.id, seq: result.message.seq, replaced: true };
+      // Deleted (or gone) meanwhile: a new message, unless another post took the key while this one read D1.
+      if (this.log.keyed(key.author, key.key) === previous) break;
+    }
     return this.commitMessage(draft, null);
+  }
+
+  /** An edit or delete of a stored message by its author (anyone else, or an unknown id: not found). */
+  change(roomId: string, change: MessageChange): Promise<ChangeResult> {
+    this.log.bind(roomId);
+    return this.changeMessage(change);
   }
 
   /** Phase 1 of a multi-room post: keep the draft durably, invisible and without a seq. */
@@ -82,6 +120,66 @@ export class RoomObject extends DurableObject<Env> {
     this.viewers.queue(message);
     this.outbox.appended();
     return { roomId: message.roomId, messageId: message.id, seq: message.seq };
+  }
+
+  private async changeMessage(change: MessageChange, key?: { author: string; key: string }): Promise<ChangeResult> {
+    const local = this.log.local(change.messageId);
+    if (local) return this.applyChange(local, change, key);
+    const run = this.olderChanges.then(async () => {
+      const current = this.log.pendingChange(change.messageId) ?? (await this.readFromD1(change.messageId));
+      // Anything that changed it while D1 answered is in `edits` now.
+      const latest = this.log.pendingChange(change.messageId) ?? current;
+      return latest ? this.applyChange(latest, change, key) : ({ kind: 'not-found' } as const);
+    });
+    this.olderChanges = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Synchronous from the check to the broadcast: no other change of the message comes in between. */
+  private applyChange(current: LogRow, change: MessageChange, key?: { author: string; key: string }): ChangeResult {
+    if (current.webhook_id !== change.webhookId || (current.person_id ?? null) !== change.personId) return { kind: 'not-found' };
+    const now = new Date().toISOString();
+    const version = (current.version ?? 0) + 1;
+    let next: LogRow;
+    if (change.edit === null) {
+      if (current.deleted_at !== null) return { kind: 'changed', message: this.log.toMessage(current), changed: false };
+      next = { ...current, markdown: '', html: '', metadata: null, deleted_at: now, version };
+    } else {
+      if (current.deleted_at !== null) return { kind: 'not-found' };
+      const e = change.edit;
+      if (
+        e.markdown === current.markdown &&
+        e.metadata === current.metadata &&
+        e.level === current.level &&
+        e.sender.name === current.sender_name &&
+        e.sender.iconUrl === current.sender_icon_url
+      ) {
+        return { kind: 'changed', message: this.log.toMessage(current), changed: false };
+      }
+      next = {
+        ...current,
+        markdown: e.markdown,
+        html: e.html,
+        metadata: e.metadata,
+        level: e.level,
+        sender_name: e.sender.name,
+        sender_icon_url: e.sender.iconUrl,
+        edited_at: now,
+        version,
+      };
+    }
+    const message = this.log.change(next, key);
+    this.viewers.queueUpdate(message);
+    this.outbox.appended();
+    return { kind: 'changed', message, changed: true };
+  }
+
+  private async readFromD1(id: string): Promise<LogRow | undefined> {
+    return (
+      (await this.env.DB.prepare(`SELECT ${LOG_COLUMNS} FROM messages WHERE id = ? AND room_id = ?`)
+        .bind(id, this.log.roomId)
+        .first<LogRow>()) ?? undefined
+    );
   }
 
   /**

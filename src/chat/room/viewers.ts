@@ -74,6 +74,8 @@ export class Viewers {
   private readonly live = new Map<WebSocket, Viewer>();
   /** Committed, not yet sent to the live viewers (in seq order). */
   private pending: ChatMessage[] = [];
+  /** Changed (edited, deleted), not yet sent to the live viewers: after `pending`, which may hold their first version. */
+  private pendingUpdates: ChatMessage[] = [];
   private sendScheduled = false;
   /** Messages in the last frame sent: many means the room is saturated (see BUSY_BATCH). */
   private lastBatch = 0;
@@ -103,6 +105,32 @@ export class Viewers {
     // Nobody live: a viewer that connects later reads it from storage in its replay.
     if (this.live.size === 0) return;
     this.pending.push(message);
+    this.scheduleSend();
+  }
+
+  /**
+   * A stored message changed. A viewer still replaying gets the `update` frame now if its replay
+   * has passed the message (its later pages read the rest from storage, changed); live viewers get
+   * it with the next batch, after any `messages` frame that holds the message's first version.
+   */
+  queueUpdate(message: ChatMessage): void {
+    for (const viewer of this.viewers.values()) {
+      if (viewer.live || viewer.cursor < message.seq) continue;
+      try {
+        for (const frame of encodeMessageFrames([message], 'update')) {
+          viewer.ws.send(frame);
+          viewer.sent += utf8Length(frame);
+        }
+      } catch {
+        this.forget(viewer);
+      }
+    }
+    if (this.live.size === 0) return;
+    this.pendingUpdates.push(message);
+    this.scheduleSend();
+  }
+
+  private scheduleSend(): void {
     if (this.sendScheduled) return;
     this.sendScheduled = true;
     setTimeout(() => this.sendPending(), this.lastBatch >= BUSY_BATCH ? BUSY_SEND_DELAY_MS : 0);
@@ -114,12 +142,16 @@ export class Viewers {
    */
   private sendPending(): void {
     this.sendScheduled = false;
-    if (this.pending.length === 0) return;
+    if (this.pending.length === 0 && this.pendingUpdates.length === 0) return;
     const batch = this.pending;
+    const updates = this.pendingUpdates;
     this.pending = [];
+    this.pendingUpdates = [];
     this.lastBatch = batch.length;
     const budget = CHAT_LIMITS.viewerBudgetBytes;
-    for (const frame of encodeMessageFrames(batch)) {
+    const frames = encodeMessageFrames(batch);
+    if (updates.length > 0) frames.push(...encodeMessageFrames(updates, 'update'));
+    for (const frame of frames) {
       const bytes = utf8Length(frame);
       for (const viewer of this.live.values()) {
         if (viewer.sent - viewer.acked > budget) {
@@ -198,6 +230,7 @@ export class Viewers {
     }
     for (const viewer of this.viewers.values()) this.forget(viewer);
     this.pending = [];
+    this.pendingUpdates = [];
   }
 
   /** The token was revoked: closes the sockets it opened. Returns how many. */
@@ -338,6 +371,8 @@ export class Viewers {
 
   private async readFromD1(after: number, upTo: number, rows: number): Promise<ChatMessage[]> {
     const { results } = await this.db.prepare(D1_PAGE).bind(this.log.roomId, upTo, after, rows, CHAT_LIMITS.replayPageChars).all<LogRow>();
-    return results.map((row) => this.log.toMessage(row));
+    // Changes of these messages not yet written to D1 are shown as they are now.
+    const changed = this.log.pendingChanges(after, upTo);
+    return results.map((row) => this.log.toMessage(changed.get(row.id) ?? row));
   }
 }

@@ -141,7 +141,7 @@ async function askGate(env: Env, post: Post): Promise<Admission> {
     return await gateStub(env, post.hook.id).admit({
       webhook: { id: post.hook.id, version: post.hook.updatedAt },
       rateLimit: { burst: post.hook.rateBurst, perSecond: post.hook.ratePerSecond },
-      cost: post.targets.length,
+      cost: post.cost ?? post.targets.length,
       idempotency: post.idempotency,
     });
   } catch (err) {
@@ -150,7 +150,7 @@ async function askGate(env: Env, post: Post): Promise<Admission> {
   }
 }
 
-function keyRecord(env: Env, webhookId: string, key: string, claim: number | undefined): KeyRecord {
+export function keyRecord(env: Env, webhookId: string, key: string, claim: number | undefined): KeyRecord {
   const gate = gateStub(env, webhookId);
   return {
     async complete(status, body) {
@@ -163,10 +163,13 @@ function keyRecord(env: Env, webhookId: string, key: string, claim: number | und
   };
 }
 
-function admissionError(admission: Extract<Admission, { kind: 'limited' | 'in-progress' | 'key-reused' }>): ApiError {
+export function admissionError(
+  admission: Extract<Admission, { kind: 'limited' | 'in-progress' | 'key-reused' }>,
+  limitedMessage = 'This webhook is over its rate limit (counted in room deliveries).',
+): ApiError {
   switch (admission.kind) {
     case 'limited':
-      return new ApiError(429, 'too.many.requests', 'This webhook is over its rate limit (counted in room deliveries).', [], {
+      return new ApiError(429, 'too.many.requests', limitedMessage, [], {
         'Retry-After': String(admission.retryAfterSeconds),
       });
     case 'in-progress':

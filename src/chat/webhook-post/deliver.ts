@@ -5,7 +5,12 @@ import { gateStub, roomStub } from '../stubs';
 import type { Outcome } from '../webhook-gate';
 
 export interface PostedMessage {
+  /** '' for a person's message. */
   webhookId: string;
+  /** A person's message: their token's id. */
+  personId?: string | null;
+  /** Replace the message last posted with this key in each room (see MessageDraft.key). */
+  key?: string;
   markdown: string;
   html: string;
   metadata: string | null;
@@ -16,7 +21,7 @@ export interface PostedMessage {
 export interface DeliveryResult {
   /** 200: ordered in every room. 202: durable in every room, ordering still pending in some (`seq: null`). */
   status: 200 | 202;
-  deliveries: { roomId: string; messageId: string; seq: number | null }[];
+  deliveries: { roomId: string; messageId: string; seq: number | null; replaced?: boolean }[];
 }
 
 const COMMIT_RETRIES_MS = [50, 200, 800];
@@ -62,16 +67,17 @@ export async function deliver(env: Env, roomIds: readonly string[], posted: Post
     })),
   );
 
-  const first = drafts[0];
-  if (drafts.length === 1 && first) {
-    let delivery: Delivery;
+  // A keyed post replaces a message in each room on its own (no two-phase commit: a replacement is
+  // not a new message that could be seen in some rooms and not others; a retry converges).
+  if (drafts.length === 1 || posted.key !== undefined) {
+    let deliveries: Delivery[];
     try {
-      delivery = await roomStub(env, first.roomId).append(first.roomId, first.draft);
+      deliveries = await Promise.all(drafts.map(({ roomId, draft }) => roomStub(env, roomId).append(roomId, draft)));
     } catch (err) {
       console.error('append failed', err);
       throw new DeliveryError(true);
     }
-    return { status: 200, deliveries: [delivery] };
+    return { status: 200, deliveries };
   }
 
   const txId = crypto.randomUUID();

@@ -64,6 +64,10 @@ export type ReadPost =
       targets: string[];
       idempotency?: Idempotency;
       format: AnswerFormat;
+      /** The generic body's `key`: the post replaces the message last posted with it in each room. */
+      key?: string;
+      /** What it takes from the rate limit, when not one token per target room (an edit or delete: 1). */
+      cost?: number;
     }
   | { kind: 'ignored'; reason: string; format: AnswerFormat };
 
@@ -71,6 +75,10 @@ export type ReadPost =
  * `{message, metadata?, level?}` (Genesys' generic webhook body, and our `level`); unknown fields are
  * ignored. `username` and `iconUrl` are read apart, only where the webhook allows overrides.
  */
+export const messageKeyField = z
+  .string({ error: 'key must be a string' })
+  .regex(/^[^\u0000-\u001f\u007f]{1,255}$/u, { message: 'key must be 1 to 255 characters, no control characters' });
+
 const webhookMessageSchema = z.object({
   message: z
     .string({ error: 'message is required and must be a string' })
@@ -87,6 +95,7 @@ const webhookMessageSchema = z.object({
     })
     .nullish(),
   level: z.enum(MESSAGE_LEVELS, { error: `level must be one of ${MESSAGE_LEVELS.join(', ')}` }).nullish(),
+  key: messageKeyField.nullish(),
 });
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
@@ -178,9 +187,17 @@ export async function readPost(webhook: WebhookCopy, request: PostRequest, body:
       name: { field: 'username', value: fields.username },
       iconUrl: { field: 'iconUrl', value: fields.iconUrl },
     });
-    const idempotency = key === undefined ? undefined : { key, fingerprint: await contentFingerprint(message, metadata, level, override) };
+    const messageKey = generic.data.key ?? undefined;
+    const idempotency =
+      key === undefined
+        ? undefined
+        : {
+            key,
+            fingerprint: await contentFingerprint(message, metadata, level, override, messageKey === undefined ? [] : ['key', messageKey]),
+          };
     const targets = routeMessage(usableHook, message, metadata);
     return {
+      ...(messageKey === undefined ? {} : { key: messageKey }),
       kind: 'post',
       hook: usableHook,
       markdown: message,
@@ -280,7 +297,7 @@ function usable(hook: WebhookRow | undefined): WebhookRow {
 }
 
 /** `Idempotency-Key`, or GitHub's `X-GitHub-Delivery` (the same on a redelivery). */
-function idempotencyKey(header: (name: string) => string | undefined): string | undefined {
+export function idempotencyKey(header: (name: string) => string | undefined): string | undefined {
   for (const name of ['Idempotency-Key', 'X-GitHub-Delivery']) {
     const value = header(name);
     if (value === undefined) continue;
@@ -338,9 +355,52 @@ function contentFingerprint(
   metadata: string | null,
   level: MessageLevel | undefined,
   override: AppliedOverride,
+  /** What else the request names (a `key`; an edit's method and message id): none for a plain post. */
+  extra: readonly string[] = [],
 ): Promise<string> {
   const plain = (level === undefined || level === 'info') && override.name === undefined && override.iconUrl === undefined;
-  return sha256Hex(
-    JSON.stringify(plain ? [markdown, metadata] : [markdown, metadata, level, override.name ?? null, override.iconUrl ?? null]),
-  );
+  const content = plain ? [markdown, metadata] : [markdown, metadata, level, override.name ?? null, override.iconUrl ?? null];
+  return sha256Hex(JSON.stringify(extra.length === 0 ? content : [...content, ...extra]));
+}
+
+/** `{message, metadata?, level?}`: a person's post or edit (chat:write), the same rules as a webhook's. */
+export const messageBodySchema = webhookMessageSchema.omit({ key: true });
+
+/**
+ * A webhook's edit (`PATCH`, the generic body `{message, metadata?, level?}` and, where the webhook
+ * allows overrides, `username`/`iconUrl`; native payloads are not read: tools do not edit) or delete
+ * (`DELETE`, no body), of the message `messageId`. JSON only; signed as a post is when the webhook
+ * has a secret (a DELETE signs its empty body). Costs one token of the rate limit.
+ */
+export async function readChange(
+  webhook: WebhookCopy,
+  request: PostRequest,
+  body: PostBody,
+  method: 'PATCH' | 'DELETE',
+  messageId: string,
+): Promise<Extract<ReadPost, { kind: 'post' }>> {
+  let message = '';
+  let metadata: string | null = null;
+  let level: MessageLevel = 'info';
+  let fields: Record<string, unknown> = {};
+  if (method === 'PATCH') {
+    if (bodyFormat(request.contentType) !== 'application/json') throw unsupportedMediaType(request.contentType);
+    const json = await body.asJson();
+    const parsed = webhookMessageSchema.omit({ key: true }).safeParse(json);
+    if (!parsed.success) throw issuesToError(parsed.error.issues);
+    message = parsed.data.message;
+    metadata = parsed.data.metadata ?? null;
+    level = parsed.data.level ?? 'info';
+    fields = json as Record<string, unknown>;
+  }
+  const key = idempotencyKey(request.header);
+  const hook = usable(await webhook());
+  await verifySignature(hook, await body.read(), request.header);
+  const override = applicableOverride(hook, {
+    name: { field: 'username', value: fields.username },
+    iconUrl: { field: 'iconUrl', value: fields.iconUrl },
+  });
+  const idempotency =
+    key === undefined ? undefined : { key, fingerprint: await contentFingerprint(message, metadata, level, override, [method, messageId]) };
+  return { kind: 'post', hook, markdown: message, metadata, level, override, targets: [], cost: 1, idempotency, format: 'json' };
 }
