@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import type { AppEnv } from '../http/context';
+import { adminPageRoutes } from './admin-page/admin-page.routes';
 import { pageRoutes } from './page/page.routes';
 import { peoplePostRoutes } from './people-post/people-post.routes';
 import { roomsRoutes } from './rooms.routes';
@@ -17,4 +18,5 @@ export const chatRoutes = new Hono<AppEnv>()
   .route('/', peoplePostRoutes)
   .route('/', webhooksRoutes)
   .route('/', webhookPostRoutes)
-  .route('/', pageRoutes);
+  .route('/', pageRoutes)
+  .route('/', adminPageRoutes);
