@@ -2,8 +2,23 @@ import path from 'node:path';
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers';
 import { configDefaults, defineConfig } from 'vitest/config';
 
+/** Analytics spread over several D1 databases (test/analytics/partitions*.test.ts): periods around today. */
+const PARTITION_TESTS = 'test/analytics/partitions*.test.ts';
+
+/**
+ * Three partitions for the last nine days (P1, P2, P3: three days each, P3 to tomorrow), a gap before
+ * and after them, and P0 for everything before 400 days ago: past the 365 days of retention.
+ */
+function partitionsAroundToday(): string {
+  const DAY = 86_400_000;
+  const today = Math.floor(Date.now() / DAY) * DAY;
+  const day = (offset: number) => new Date(today + offset * DAY).toISOString().slice(0, 10);
+  return `P0:..${day(-400)}, P1:${day(-9)}..${day(-6)}, P2:${day(-6)}..${day(-3)}, P3:${day(-3)}..${day(1)}`;
+}
+
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, 'migrations'));
+  const bindings = { TEST_MIGRATIONS: migrations, ADMIN_TOKEN: 'test-admin-token', AGGREGATE_JOB_UNIT_CELLS: '60' };
   return {
     test: {
       projects: [
@@ -15,7 +30,7 @@ export default defineConfig(async () => {
               wrangler: { configPath: './wrangler.toml' },
               miniflare: {
                 // Job units of at most 60 stats entries: the tests' small answers are split as a large export's are.
-                bindings: { TEST_MIGRATIONS: migrations, ADMIN_TOKEN: 'test-admin-token', AGGREGATE_JOB_UNIT_CELLS: '60' },
+                bindings,
               },
             }),
           ],
@@ -24,7 +39,7 @@ export default defineConfig(async () => {
           test: {
             name: 'workers',
             include: ['test/**/*.test.ts'],
-            exclude: [...configDefaults.exclude, 'test/e2e/**'],
+            exclude: [...configDefaults.exclude, 'test/e2e/**', PARTITION_TESTS],
             // Builds the room page into dist/page, the static assets the Worker serves it from.
             globalSetup: ['./test/setup/build-page.ts'],
             setupFiles: ['./test/setup/apply-migrations.ts'],
@@ -34,6 +49,31 @@ export default defineConfig(async () => {
             testTimeout: 60_000,
             hookTimeout: 60_000,
             // Not 0: vitest would put a one-worker project at groupOrder 0 into a group of its own, run last.
+            sequence: { groupOrder: 1 },
+          },
+        },
+        {
+          // The same Worker with its analytics in four more D1 databases (ANALYTICS_PARTITIONS), each
+          // migrated by the setup file; DB keeps the rest (tokens, jobs, settings).
+          plugins: [
+            cloudflareTest({
+              wrangler: { configPath: './wrangler.toml' },
+              miniflare: {
+                d1Databases: ['P0', 'P1', 'P2', 'P3'],
+                bindings: { ...bindings, ANALYTICS_PARTITIONS: partitionsAroundToday(), ANALYTICS_RETENTION_DAYS: '365' },
+              },
+            }),
+          ],
+          test: {
+            name: 'partitions',
+            include: [PARTITION_TESTS],
+            globalSetup: ['./test/setup/build-page.ts'],
+            setupFiles: ['./test/setup/apply-migrations.ts'],
+            // As the workers project's (one group shares the workers): storage is per file here too.
+            fileParallelism: true,
+            maxWorkers: 2,
+            testTimeout: 60_000,
+            hookTimeout: 120_000,
             sequence: { groupOrder: 1 },
           },
         },

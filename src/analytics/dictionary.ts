@@ -3,13 +3,14 @@ import type { Dimension } from './catalog';
 /**
  * The dimension-value dictionary (table dim_values): (dimension, value) -> small integer id, used by
  * the rollups. Rows are only ever added, so an id once read stays right for as long as the database
- * does, and this isolate keeps every id it has seen. A database replaced underneath the isolate (a
- * restore, a test's fresh storage) is caught by ingest's guard (`dictionaryGuard`), which then calls
- * `forgetDictionary` and plans again.
+ * does, and this isolate keeps every id it has seen, per database: each analytics partition
+ * (partitions.ts) numbers its values on its own, so the cache is keyed by the partition's binding
+ * name. A database replaced underneath the isolate (a restore, a test's fresh storage) is caught by
+ * ingest's guard (`dictionaryGuard`), which then calls `forgetDictionary` and plans again.
  */
-const cache = new Map<Dimension, Map<string, number>>();
+const cache = new Map<string, Map<Dimension, Map<string, number>>>();
 let cached = 0;
-/** Dimension values are agents, queues and the like, but nothing stops a client inventing more. */
+/** Dimension values are agents, queues and the like, but nothing stops a client inventing more. All databases together. */
 const MAX_CACHED = 200_000;
 
 /** Value -> id, per dimension. */
@@ -20,11 +21,16 @@ export type DictionaryIds = Map<Dimension, Map<string, number>>;
  * commits on its own, before the caller's batch: an unused dictionary row is harmless, and only ids
  * read back from the table are used, so two writers adding the same value agree on its id.
  */
-export async function dictionaryIds(d1: D1Database, values: Map<Dimension, Set<string>>): Promise<DictionaryIds> {
+export async function dictionaryIds(
+  d1: D1Database,
+  values: Map<Dimension, Set<string>>,
+  /** The database's binding name: whose ids these are. */
+  database = 'DB',
+): Promise<DictionaryIds> {
   const ids: DictionaryIds = new Map();
   const missing: [Dimension, string][] = [];
   for (const [dim, set] of values) {
-    const known = cache.get(dim);
+    const known = cache.get(database)?.get(dim);
     const mine = new Map<string, number>();
     ids.set(dim, mine);
     for (const value of set) {
@@ -41,10 +47,12 @@ export async function dictionaryIds(d1: D1Database, values: Map<Dimension, Set<s
     d1.prepare('SELECT id, dim, value FROM dim_values WHERE (dim, value) IN (SELECT value->>0, value->>1 FROM json_each(?1))').bind(json),
   ]);
   if (cached + missing.length > MAX_CACHED) forgetDictionary();
+  let kept = cache.get(database);
+  if (!kept) cache.set(database, (kept = new Map()));
   for (const row of found!.results) {
     ids.get(row.dim)!.set(row.value, row.id);
-    let known = cache.get(row.dim);
-    if (!known) cache.set(row.dim, (known = new Map()));
+    let known = kept.get(row.dim);
+    if (!known) kept.set(row.dim, (known = new Map()));
     known.set(row.value, row.id);
     cached++;
   }
@@ -64,7 +72,13 @@ export function dictionaryGuard(ids: DictionaryIds): [number, Dimension, string]
   return out;
 }
 
-export function forgetDictionary(): void {
-  cache.clear();
-  cached = 0;
+/** Forgets the ids kept for `database`, or for every database. */
+export function forgetDictionary(database?: string): void {
+  if (database === undefined) {
+    cache.clear();
+    cached = 0;
+    return;
+  }
+  for (const values of cache.get(database)?.values() ?? []) cached -= values.size;
+  cache.delete(database);
 }

@@ -8,6 +8,7 @@ import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { METRIC_NAMES } from '../../src/analytics/catalog';
+import { PERMISSIONS } from '../../src/http/permissions';
 import type { Sent } from '../helpers';
 import { call, callRaw } from './support/client';
 import { expectErrorAnswer, expectWellFormedAnswer, fieldNames } from './support/fuzz';
@@ -276,13 +277,15 @@ describe('token limits (not in the README)', () => {
     );
   });
 
-  it('takes 1 to 12 permissions (repeats folded) and refuses none or 13', async () => {
-    const res = await call('POST', '/api/v1/tokens', { json: { name: 'twelve', permissions: Array(12).fill('chat:read') } });
-    expectOk(res, 201, '12 permissions');
+  // Twice the number of permissions there are (PERMISSIONS.length × 2: 14 since chat:write), repeats folded.
+  it('takes 1 to twice the permissions there are (repeats folded) and refuses none or one more', async () => {
+    const most = PERMISSIONS.length * 2;
+    const res = await call('POST', '/api/v1/tokens', { json: { name: 'most', permissions: Array(most).fill('chat:read') } });
+    expectOk(res, 201, `${most} permissions`);
     expect(res.body.permissions).toEqual(['chat:read']);
     expectRefused(await call('POST', '/api/v1/tokens', { json: { name: 'none', permissions: [] } }), 400, 'invalid.value', 'permissions');
     expectRefused(
-      await call('POST', '/api/v1/tokens', { json: { name: 'thirteen', permissions: Array(13).fill('chat:read') } }),
+      await call('POST', '/api/v1/tokens', { json: { name: 'one more', permissions: Array(most + 1).fill('chat:read') } }),
       400,
       'invalid.value',
       'permissions',

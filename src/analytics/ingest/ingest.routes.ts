@@ -6,9 +6,10 @@ import type { AppEnv } from '../../http/context';
 import { jsonBody } from '../../http/json-body';
 import { issuesToError } from '../../http/validate';
 import { ANALYTICS_LIMITS } from '../limits';
-import { ingestRecords } from './observations.store';
+import { type AnalyticsStore, analyticsStore, partitionFor, type Partition } from '../partitions/partitions';
+import { ingestRouted, type RoutedRecords } from './observations.store';
 import { fastIngestBody } from './record.fast';
-import { parseIngestBody, type RefusedRecord } from './record.schema';
+import { type ConversationRecord, parseIngestBody, type RefusedRecord } from './record.schema';
 
 /** Refused records named in one answer (each in ErrorBody.errors[], its issues in details). */
 const MAX_REFUSED_LISTED = 100;
@@ -30,6 +31,45 @@ function refusedError(refused: RefusedRecord[], total: number): ApiError {
   return new ApiError(first.status, first.code, message, first.details, {}, errors);
 }
 
+/**
+ * The records grouped by the partition holding their conversation: the one whose period holds its
+ * conversationStart (the earliest, should a body carry a conversation twice), which a re-send
+ * carries again, so a conversation always lands in the same database. A conversation starting where
+ * no partition is kept (a gap of the configuration, or a partition past the retention) refuses the
+ * whole body with 400 naming each such record, as a malformed one does: nothing is stored.
+ */
+function routeRecords(store: AnalyticsStore, records: ConversationRecord[], now: number): RoutedRecords[] {
+  const starts = new Map<string, { start: number; index: number }>();
+  records.forEach((r, index) => {
+    const seen = starts.get(r.conversationId);
+    if (!seen || r.conversationStart < seen.start) starts.set(r.conversationId, { start: r.conversationStart, index });
+  });
+  const placed = new Map<string, Partition>();
+  const refused: ApiError[] = [];
+  for (const [id, { start, index }] of starts) {
+    const p = partitionFor(store, start, now);
+    if ('refused' in p) {
+      const field = `conversations[${index}].conversationStart`;
+      const message = `conversations[${index}] (${id}) is refused: its conversationStart ${new Date(start).toISOString()} is not stored here: ${p.refused}`;
+      refused.push(ApiError.invalidValue(field, message).about(id));
+    } else placed.set(id, p);
+  }
+  if (refused.length > 0) {
+    const first = refused[0]!;
+    const more = refused.length > 1 ? ` (and ${refused.length - 1} more, listed in errors)` : '';
+    const message = `${refused.length} of ${starts.size} conversations start outside the periods this service keeps; nothing of this request was stored. ${first.message}${more}`;
+    throw new ApiError(400, 'invalid.value', message, first.details, {}, refused.slice(0, MAX_REFUSED_LISTED));
+  }
+  const routed = new Map<Partition, RoutedRecords>();
+  for (const record of records) {
+    const p = placed.get(record.conversationId)!;
+    let group = routed.get(p);
+    if (!group) routed.set(p, (group = { database: p, records: [] }));
+    group.records.push(record);
+  }
+  return [...routed.values()];
+}
+
 /** A valid body takes the fast path; anything else is judged (and its error worded) by the zod schemas. */
 const validIngestBody = validator('json', (value) => {
   const fast = fastIngestBody(value);
@@ -47,6 +87,6 @@ export const ingestRoutes = new Hono<AppEnv>().post(
   validIngestBody,
   async (c) => {
     const { conversations } = c.req.valid('json');
-    return c.json(await ingestRecords(c.env.DB, conversations));
+    return c.json(await ingestRouted(routeRecords(analyticsStore(c.env), conversations, Date.now())));
   },
 );

@@ -47,42 +47,92 @@ export function chunkTexts(texts: readonly string[]): string[] {
   return jsonChunks(texts, MAX_PARAM_CHARS);
 }
 
-/**
- * Stores the observations of `records` that are not stored yet, and adds exactly those to the
- * rollups, in one D1 batch (a transaction: all or nothing). A conversation changed by a concurrent
- * writer between our read and our write makes the batch fail on ingest_guard's CHECK; then the
- * whole ingest is planned again from a fresh read, so no observation is ever counted twice.
- */
+/** One database of the analytics store (a partition, partitions.ts): its binding name and binding. */
+export interface IngestDatabase {
+  name: string;
+  d1: D1Database;
+}
+
+/** Records, every record of a conversation among them, bound for one database. */
+export interface RoutedRecords {
+  database: IngestDatabase;
+  records: ConversationRecord[];
+}
+
+/** `ingestRouted` into the one database `DB` (the default configuration; tests call it so). */
 export async function ingestRecords(d1: D1Database, records: ConversationRecord[]): Promise<IngestResult> {
-  const byConversation = new Map<string, Observation[]>();
+  return ingestRouted([{ database: { name: 'DB', d1 }, records }]);
+}
+
+/**
+ * Stores the observations of the records that are not stored yet, and adds exactly those to the
+ * rollups: one D1 batch per database (a transaction each: all or nothing there), all at once. When
+ * one database's batch fails after another's succeeded, the answer is 503 and the request may be
+ * sent again as it is: what was stored counts as duplicates then (idempotency is per observation).
+ */
+export async function ingestRouted(routed: readonly RoutedRecords[]): Promise<IngestResult> {
   const skipped = new Map<string, number>();
+  const groups = routed.map(({ database, records }) => ({ database, byConversation: observationsByConversation(records, skipped) }));
+  // Sorted by name (the answer is the same for the same body), at most MAX_SKIPPED_LISTED names.
+  const skippedMetrics = Object.fromEntries([...skipped].sort(([a], [b]) => (a < b ? -1 : 1)).slice(0, MAX_SKIPPED_LISTED));
+
+  const settled = await Promise.allSettled(groups.map((g) => storeObservations(g.database, g.byConversation)));
+  const failed = groups.filter((_, i) => settled[i]!.status === 'rejected').map((g) => g.database.name);
+  if (failed.length > 0) {
+    const first = settled.find((s) => s.status === 'rejected') as PromiseRejectedResult;
+    if (failed.length === groups.length) throw first.reason;
+    const stored = groups.map((g) => g.database.name).filter((name) => !failed.includes(name));
+    console.error('ingest: a partition failed after others were stored', failed, first.reason);
+    throw unavailable(
+      `The observations bound for ${failed.join(', ')} could not be stored; those for ${stored.join(', ')} were. ` +
+        'Send the same request again: what is stored already counts as duplicates.',
+    );
+  }
+  const result: IngestResult = { conversations: 0, observations: 0, duplicates: 0, skippedMetrics };
+  for (const s of settled as PromiseFulfilledResult<Omit<IngestResult, 'skippedMetrics'>>[]) {
+    result.conversations += s.value.conversations;
+    result.observations += s.value.observations;
+    result.duplicates += s.value.duplicates;
+  }
+  return result;
+}
+
+function observationsByConversation(records: ConversationRecord[], skipped: Map<string, number>): Map<string, Observation[]> {
+  const byConversation = new Map<string, Observation[]>();
   for (const record of records) {
     const observations = toObservations(record, skipped);
     const list = byConversation.get(record.conversationId);
     if (list) for (const o of observations) list.push(o);
     else byConversation.set(record.conversationId, observations);
   }
+  return byConversation;
+}
 
-  // Sorted by name (the answer is the same for the same body), at most MAX_SKIPPED_LISTED names.
-  const skippedMetrics = Object.fromEntries([...skipped].sort(([a], [b]) => (a < b ? -1 : 1)).slice(0, MAX_SKIPPED_LISTED));
+/**
+ * One database's share, in one batch. A conversation changed by a concurrent writer between our read
+ * and our write makes the batch fail on ingest_guard's CHECK; then it is planned again from a fresh
+ * read, so no observation is ever counted twice.
+ */
+async function storeObservations(
+  { name, d1 }: IngestDatabase,
+  byConversation: Map<string, Observation[]>,
+): Promise<Omit<IngestResult, 'skippedMetrics'>> {
   for (let attempt = 1; ; attempt++) {
     const plan = planWrites(byConversation, await readStored(d1, [...byConversation.keys()]));
-    if (plan.writes.length === 0) {
-      return { conversations: byConversation.size, observations: 0, duplicates: plan.duplicates, skippedMetrics };
-    }
-    const dims = await resolveDimensions(d1, plan.fresh);
+    if (plan.writes.length === 0) return { conversations: byConversation.size, observations: 0, duplicates: plan.duplicates };
+    const dims = await resolveDimensions(d1, name, plan.fresh);
     try {
       await d1.batch(buildStatements(d1, plan, dims));
-      return { conversations: byConversation.size, observations: plan.fresh.length, duplicates: plan.duplicates, skippedMetrics };
+      return { conversations: byConversation.size, observations: plan.fresh.length, duplicates: plan.duplicates };
     } catch (err) {
       const conflict =
         String(err).includes('ingest_guard_no_conflicts') || String(err).includes('UNIQUE constraint failed: conversations.id');
       if (conflict && attempt < MAX_ATTEMPTS) {
         // The guard also fails on dictionary ids this isolate remembers but the database lacks.
-        forgetDictionary();
+        forgetDictionary(name);
         continue;
       }
-      console.error('ingest batch failed', err);
+      console.error('ingest batch failed', name, err);
       throw unavailable('The observations could not be stored; nothing of this request was kept. Retry later.');
     }
   }
@@ -107,7 +157,7 @@ interface ResolvedDims {
   guard: [number, string, string][];
 }
 
-async function resolveDimensions(d1: D1Database, fresh: Observation[]): Promise<ResolvedDims> {
+async function resolveDimensions(d1: D1Database, database: string, fresh: Observation[]): Promise<ResolvedDims> {
   // One pass numbers each dimension's distinct values (1, 2, …; 0 = absent) and notes each
   // observation's numbers; once the dictionary has answered, a lookup per distinct value turns them
   // into ids in place: half the string-keyed lookups of reading every observation's values twice.
@@ -126,7 +176,7 @@ async function resolveDimensions(d1: D1Database, fresh: Observation[]): Promise<
       ids[i * k + j] = n;
     }
   }
-  const dictionary = await dictionaryIds(d1, new Map(ROLLUP_DIMENSIONS.map(({ dim }, j) => [dim, new Set(locals[j]!.keys())])));
+  const dictionary = await dictionaryIds(d1, new Map(ROLLUP_DIMENSIONS.map(({ dim }, j) => [dim, new Set(locals[j]!.keys())])), database);
   const byLocal = ROLLUP_DIMENSIONS.map(({ dim }, j) => {
     const found = dictionary.get(dim)!;
     const out = new Int32Array(locals[j]!.size + 1);

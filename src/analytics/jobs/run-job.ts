@@ -2,6 +2,7 @@ import { createDb, type Db } from '../../db/client';
 import { DomainError } from '../../errors';
 import { ANALYTICS_LIMITS } from '../limits';
 import { Aggregation } from '../query/aggregate';
+import { analyticsStore, type Partition, readablePartitions } from '../partitions/partitions';
 import { formatInterval, planBuckets } from '../query/interval';
 import { prepareQuery } from '../query/prepare';
 import type { AggregateJobQuery } from '../query/query.schema';
@@ -53,7 +54,7 @@ export async function runJob(env: Env, id: string, deadline: number, bounds = un
     }
     let groups: string[];
     try {
-      groups = await answerUnit(env.DB, db, job.query, unit, bounds);
+      groups = await answerUnit(readablePartitions(analyticsStore(env), Date.now()), db, job.query, unit, bounds);
     } catch (err) {
       if (err instanceof QueryTooLarge) {
         const parts = splitUnit(unit, err.splits, job.query.queryType !== 'groupBy');
@@ -91,7 +92,7 @@ async function fail(db: Db, job: Job, message: string): Promise<false> {
 }
 
 /** One unit's `{group, data}` entries as JSON texts, in answer order. */
-async function answerUnit(d1: D1Database, db: Db, query: AggregateJobQuery, unit: JobUnit, bounds: UnitBounds): Promise<string[]> {
+async function answerUnit(partitions: Partition[], db: Db, query: AggregateJobQuery, unit: JobUnit, bounds: UnitBounds): Promise<string[]> {
   const whole = planBuckets({ interval: query.interval, granularity: query.granularity, timeZone: query.timeZone });
   const interval = formatInterval(whole.boundaries[unit.from]!, whole.boundaries[unit.to]!);
   const { plan, spec, read, needsSettings } = prepareQuery(
@@ -104,7 +105,7 @@ async function answerUnit(d1: D1Database, db: Db, query: AggregateJobQuery, unit
     interval,
   );
   const aggregation = new Aggregation(spec);
-  await readInto(d1, read, aggregation);
+  await readInto(partitions, read, aggregation);
   const settings = needsSettings ? await getServiceLevelSettings(db) : DEFAULT_SERVICE_LEVEL;
   const bytes = await answerJson(aggregation, settings, (b) => formatInterval(plan.boundaries[b]!, plan.boundaries[b + 1]!), bounds.bytes);
   // `{"results":[…]}` → each entry's text again: parsed once (a unit is at most a few MB), so pages cut between entries.

@@ -5,6 +5,7 @@ import type { AppEnv } from '../../http/context';
 import { jsonBody } from '../../http/json-body';
 import { validJson } from '../../http/validate';
 import { ANALYTICS_LIMITS } from '../limits';
+import { analyticsStore, readablePartitions } from '../partitions/partitions';
 import { DEFAULT_SERVICE_LEVEL, getServiceLevelSettings } from '../settings/service-level.settings';
 import { Aggregation } from './aggregate';
 import { formatInterval } from './interval';
@@ -21,6 +22,7 @@ export const queryRoutes = new Hono<AppEnv>().post(
   validJson(aggregateQuerySchema),
   async (c) => {
     const query = c.req.valid('json');
+    const store = analyticsStore(c.env);
     const { plan, spec, read: readSpec, needsSettings } = prepareQuery(query);
     // Read the settings only when needed, alongside the observations.
     const settings = needsSettings ? getServiceLevelSettings(c.var.db) : Promise.resolve(DEFAULT_SERVICE_LEVEL);
@@ -38,8 +40,9 @@ export const queryRoutes = new Hono<AppEnv>().post(
     }
     try {
       const aggregation = new Aggregation(spec);
-      const { source } = await readInto(c.env.DB, readSpec, aggregation);
-      c.header('Switchboard-Query-Source', source);
+      const { source, partitions } = await readInto(readablePartitions(store, Date.now()), readSpec, aggregation);
+      // With several partitions configured, the header also names those that answered (`raw partitions=A2026H1,A2026H2`).
+      c.header('Switchboard-Query-Source', store.partitions.length > 1 ? `${source} partitions=${partitions.join(',')}` : source);
       const intervalOf = (bucket: number) => formatInterval(plan.boundaries[bucket]!, plan.boundaries[bucket + 1]!);
       const body = await answerJson(aggregation, await settings, intervalOf, ANALYTICS_LIMITS.maxAnswerBytes);
       return c.body(body, 200, { 'Content-Type': 'application/json' });

@@ -2,6 +2,7 @@ import { DIMENSIONS, METRICS, type Dimension } from '../catalog';
 import { DATA_SQL, decodeObservations } from '../ingest/observation-codec';
 import type { DimValues } from '../ingest/to-observations';
 import { ANALYTICS_LIMITS } from '../limits';
+import type { Partition } from '../partitions/partitions';
 import { pickRollup, ROLLUPS, type PackedMetric, type Rollup } from '../rollups';
 import { SPAN_CLASS_KEY_PREFIX } from '../span-class';
 import type { Aggregation } from './aggregate';
@@ -33,6 +34,8 @@ export interface ReadResult {
   conversations: number;
   /** Rows D1 reports the raw path's statements read (index entries and table rows); 0 from a rollup. */
   rowsRead: number;
+  /** The partitions read, by binding name, in period order (none when given one database). */
+  partitions: string[];
 }
 
 /**
@@ -53,15 +56,73 @@ const ADDS_PER_PAUSE = 1_000;
  * Reads every observation (or pre-aggregated cell) the query needs into `aggregation`, from the
  * smallest rollup that keeps all the dimensions it looks at, at the coarsest resolution its buckets
  * align to; otherwise from the raw observations.
+ *
+ * From several partitions (partitions.ts), it reads each one that can hold an observation in the
+ * interval, all at once into the same aggregation (adding is synchronous, and count/sum/min/max
+ * merge exactly whatever the order). A partition holds the conversations that *start* in its period,
+ * and those emit after they start, so its period says little about which instants it holds. A rollup
+ * read of a partition holding nothing there is one statement finding no cells, as cheap as asking
+ * first, so every partition is read; the raw path asks each partition's span-class rows which of its
+ * classes can reach the interval (`reach`, in place of the meta read a single database makes) and
+ * scans only those. The raw path's bound, maxRawConversations, is for the whole query.
  */
-export async function readInto(d1: D1Database, spec: ReadSpec, aggregation: Aggregation): Promise<ReadResult> {
+export async function readInto(from: D1Database | readonly Partition[], spec: ReadSpec, aggregation: Aggregation): Promise<ReadResult> {
   const picked = rollupFor(spec);
   const pacer = new Pacer(ADDS_PER_PAUSE);
-  if (picked) {
-    await readRollup(d1, spec, picked.rollup, picked.res, aggregation, pacer);
-    return { source: `rollup:${picked.rollup.table}@${picked.res}`, conversations: 0, rowsRead: 0 };
+  const raw: RawRead = { conversations: 0, rowsRead: 0, max: spec.maxRawConversations ?? ANALYTICS_LIMITS.maxRawConversations };
+  const source = picked ? `rollup:${picked.rollup.table}@${picked.res}` : 'raw';
+  const result = (partitions: string[]) => ({ source, conversations: raw.conversations, rowsRead: raw.rowsRead, partitions });
+
+  if (!Array.isArray(from) || from.length === 1) {
+    const only = Array.isArray(from) ? from[0]! : undefined;
+    const d1 = only ? only.d1 : (from as D1Database);
+    if (picked) await readRollup(d1, spec, picked.rollup, picked.res, aggregation, pacer);
+    else await readRaw(d1, spec, aggregation, pacer, raw);
+    return result(only ? [only.name] : []);
   }
-  return { source: 'raw', ...(await readRaw(d1, spec, aggregation, pacer)) };
+  const answered = await Promise.all(
+    (from as readonly Partition[]).map(async (p): Promise<string | undefined> => {
+      if (picked) return (await readRollup(p.d1, spec, picked.rollup, picked.res, aggregation, pacer)) ? p.name : undefined;
+      const { classes, rowsRead } = await reach(p.d1, spec.plan);
+      raw.rowsRead += rowsRead;
+      if (classes.length === 0) return undefined;
+      await readRaw(p.d1, spec, aggregation, pacer, raw, classes);
+      return p.name;
+    }),
+  );
+  return result(answered.filter((name) => name !== undefined));
+}
+
+/** A span class present in a database, and the longest span seen in it (span-class.ts). */
+interface SpanClass {
+  spanClass: number;
+  longestSpan: number;
+}
+
+/** The raw path's reading so far, across partitions. */
+interface RawRead {
+  conversations: number;
+  rowsRead: number;
+  /** Most conversations the whole query may read. */
+  max: number;
+}
+
+/**
+ * The span classes of a database whose conversations can emit inside the plan's interval: per class,
+ * first emits lie in [lowest, highest] (two seeks of the (span_class, first_emit) index) and emits
+ * in [lowest, highest + longest span]. None: the database holds nothing the query can use.
+ */
+async function reach(d1: D1Database, plan: BucketPlan): Promise<{ classes: SpanClass[]; rowsRead: number }> {
+  const firstEmit = (fn: string) =>
+    `(SELECT ${fn}(first_emit) FROM conversations WHERE span_class = substr(key, ${SPAN_CLASS_KEY_PREFIX.length + 1}) + 0)`;
+  const { results, meta } = await d1
+    .prepare(`SELECT key, value, ${firstEmit('min')} AS lowest, ${firstEmit('max')} AS highest FROM meta WHERE key >= ?1 AND key < ?2`)
+    .bind(SPAN_CLASS_KEY_PREFIX, nextKey(SPAN_CLASS_KEY_PREFIX))
+    .all<{ key: string; value: number; lowest: number | null; highest: number | null }>();
+  const classes = results
+    .filter((r) => r.lowest !== null && r.highest !== null && r.lowest < plan.end && r.highest + r.value >= plan.start)
+    .map((r) => ({ spanClass: Number(r.key.slice(SPAN_CLASS_KEY_PREFIX.length)), longestSpan: r.value }));
+  return { classes, rowsRead: meta.rows_read };
 }
 
 /** The rollup and resolution that can answer the query, or undefined: it reads the raw observations. */
@@ -290,7 +351,7 @@ async function readRollup(
   res: number,
   aggregation: Aggregation,
   pacer: Pacer,
-): Promise<void> {
+): Promise<boolean> {
   const { sql, unpackedSql, params, dims, fixed, bucketsInSql, packedMetrics } = rollupQuery(spec, rollup, res);
   // One array for every cell: Aggregation.add copies what it keeps.
   const values: DimValues = new Array(DIMENSIONS.length).fill(undefined);
@@ -304,10 +365,11 @@ async function readRollup(
       .raw<[number, string, number]>();
   } catch (err) {
     if (!tooBig(err)) throw err;
-    for (const row of await d1
+    const unpacked = await d1
       .prepare(unpackedSql)
       .bind(...params)
-      .raw<(number | string | null)[]>()) {
+      .raw<(number | string | null)[]>();
+    for (const row of unpacked) {
       const bucket = bucketsInSql ? (row[0] as number) : bucketIndex(spec.plan, row[0] as number);
       if (bucket < 0) continue;
       for (let i = 0; i < k; i++) values[dims[i]!.index] = (row[2 + i] as string | null) ?? undefined;
@@ -323,7 +385,7 @@ async function readRollup(
       const pause = pacer.step();
       if (pause) await pause;
     }
-    return;
+    return unpacked.length > 0;
   }
   const at = rows.findIndex((row) => row[0] === -1);
   const dictionary = JSON.parse(rows[at]![1]) as Record<number, string>;
@@ -353,6 +415,8 @@ async function readRollup(
     const pause = pacer.step(flat.length / (rows[r]![2] === 1 ? packedStride : cellStride));
     if (pause) await pause;
   }
+  // Whether the database held any cell of the query (a row besides the dictionary's).
+  return rows.length > 1;
 }
 
 /** `firstIndex + (slot - start) / width` for the run containing `slot`, as SQL over integer literals. */
@@ -365,26 +429,28 @@ function sqlBucket(runs: UniformRun[]): string {
 
 /**
  * Scans the conversations whose observations can fall in the interval, per span class present
- * (span-class.ts): those of the class that started at most its longest span before the interval,
- * found through the (span_class, first_emit) index, page by page in index order (first_emit, rowid).
- * Stops with 413 once more than maxRawConversations have been read.
+ * (span-class.ts; `classes` when the caller has read them): those of the class that started at most
+ * its longest span before the interval, found through the (span_class, first_emit) index, page by
+ * page in index order (first_emit, rowid). Stops with 413 once the query has read more than
+ * `raw.max` conversations.
  */
 async function readRaw(
   d1: D1Database,
   spec: ReadSpec,
   aggregation: Aggregation,
   pacer: Pacer,
-): Promise<{ conversations: number; rowsRead: number }> {
-  const classes = await d1
-    .prepare(`SELECT key, value FROM meta WHERE key >= ?1 AND key < ?2`)
-    .bind(SPAN_CLASS_KEY_PREFIX, nextKey(SPAN_CLASS_KEY_PREFIX))
-    .all<{ key: string; value: number }>();
-  const read = { conversations: 0, rowsRead: classes.meta.rows_read };
-  for (const { key, value: longestSpan } of classes.results) {
-    const spanClass = Number(key.slice(SPAN_CLASS_KEY_PREFIX.length));
-    await readRawClass(d1, spec, aggregation, pacer, spanClass, longestSpan, read);
+  raw: RawRead,
+  classes?: SpanClass[],
+): Promise<void> {
+  if (!classes) {
+    const rows = await d1
+      .prepare(`SELECT key, value FROM meta WHERE key >= ?1 AND key < ?2`)
+      .bind(SPAN_CLASS_KEY_PREFIX, nextKey(SPAN_CLASS_KEY_PREFIX))
+      .all<{ key: string; value: number }>();
+    raw.rowsRead += rows.meta.rows_read;
+    classes = rows.results.map((r) => ({ spanClass: Number(r.key.slice(SPAN_CLASS_KEY_PREFIX.length)), longestSpan: r.value }));
   }
-  return read;
+  for (const { spanClass, longestSpan } of classes) await readRawClass(d1, spec, aggregation, pacer, spanClass, longestSpan, raw);
 }
 
 /** The first string after every string starting with `prefix` (its last character + 1). */
@@ -399,7 +465,7 @@ async function readRawClass(
   pacer: Pacer,
   spanClass: number,
   longestSpan: number,
-  read: { conversations: number; rowsRead: number },
+  read: RawRead,
 ): Promise<void> {
   const { start, end } = spec.plan;
   const wanted = spec.metrics ? new Set(spec.metrics) : undefined;
@@ -416,8 +482,7 @@ async function readRawClass(
     const { results } = page;
     read.rowsRead += page.meta.rows_read;
     read.conversations += results.length;
-    const max = spec.maxRawConversations ?? ANALYTICS_LIMITS.maxRawConversations;
-    if (read.conversations > max) throw tooManyRawConversations(max);
+    if (read.conversations > read.max) throw tooManyRawConversations(read.max);
     for (const row of results) {
       const observations = decodeObservations(row.data, row.first_emit, row.id);
       for (const obs of observations) {
