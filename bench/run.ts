@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { ingestScenario, queryScenario, type AnalyticsContext } from './scenarios/analytics';
 import { attackScenario, parseLevers } from './scenarios/attacks';
 import { chatScenario, type ChatOptions } from './scenarios/chat';
+import { roomPageScenario } from './scenarios/room-page';
 import { progress, Results } from './lib/results';
 import { DATA_DIR, FULL_SIM, QUICK_SIM, type SimSpec } from './lib/sim';
 import { useStore } from './lib/store';
@@ -19,7 +20,7 @@ import { ROOT, snapshotWorker } from './lib/wrangler';
 const USAGE = `Usage: npm run bench -- [options]
 
   --quick                 small run, about two minutes: 20,000 conversations over 3 days, short chat phases
-  --only LIST             scenarios to run, comma-separated: query, ingest, chat, attacks (default: all).
+  --only LIST             scenarios to run, comma-separated: query, ingest, chat, attacks, page (default: all).
                           "query" needs ingested data: it ingests first unless --reuse finds it
   --reuse                 reuse an earlier ingest of the same simulation (bench/data/d1-*) instead of ingesting again
   --conversations N       simulated conversations (default 1,000,000; quick 20,000)
@@ -33,6 +34,9 @@ const USAGE = `Usage: npm run bench -- [options]
   --levers LIST           attacks scenario: the attacker's levers, comma-separated, of slow, noisy, tails, afters,
                           queries, fanout (default: all at once; one at a time tells which one costs what)
   --chat-seconds N        seconds of the 16-poster throughput phase (default 20; quick 2)
+  --page-messages N       page scenario: messages in the room the page opens (default 10,000; quick 2,000)
+  --page-assets DIR       page scenario: serve room.js and room.css from DIR (or DIR/assets/chat, another checkout's
+                          buildPage(DIR) output) instead of the snapshot's: another page client, the same Worker
   --store memory|disk     where local D1 and Durable Object files live (default memory: a tmpfs directory,
                           /dev/shm/switchboard-bench; disk: bench/data). wrangler dev syncs each commit
                           to disk on the thread that runs the Worker (README, "Benchmarks")
@@ -57,6 +61,8 @@ function parseOptions() {
       'raw-peer': { type: 'string' },
       small: { type: 'string' },
       'chat-seconds': { type: 'string' },
+      'page-messages': { type: 'string' },
+      'page-assets': { type: 'string' },
       levers: { type: 'string' },
       out: { type: 'string' },
       store: { type: 'string' },
@@ -88,9 +94,10 @@ async function main(): Promise<number> {
   if (values.store !== undefined && values.store !== 'memory' && values.store !== 'disk')
     throw new Error(`--store must be memory or disk (got "${values.store}")`);
   const store = useStore(values.store === 'disk' ? 'disk' : 'memory');
-  const only = new Set((values.only ?? 'ingest,query,chat,attacks').split(',').map((s) => s.trim()));
+  const only = new Set((values.only ?? 'ingest,query,chat,attacks,page').split(',').map((s) => s.trim()));
   for (const s of only)
-    if (!['ingest', 'query', 'chat', 'attacks'].includes(s)) throw new Error(`unknown scenario "${s}" (query, ingest, chat, attacks)`);
+    if (!['ingest', 'query', 'chat', 'attacks', 'page'].includes(s))
+      throw new Error(`unknown scenario "${s}" (query, ingest, chat, attacks, page)`);
   const base = quick ? QUICK_SIM : FULL_SIM;
   const spec: SimSpec = {
     ...base,
@@ -150,6 +157,13 @@ async function main(): Promise<number> {
       detail,
     };
     await attempt('3 webhooks', () => chatScenario(chat));
+  }
+  if (only.has('page')) {
+    // Chromium and its own server; its timings come from the browser's performance timeline.
+    const messages = Math.round(num('page-messages', values['page-messages'], quick ? 2_000 : 10_000, 200));
+    await attempt('5 room page', () =>
+      roomPageScenario({ results, token, workerConfig, quick, messages, detail, assets: values['page-assets'] }),
+    );
   }
   if (only.has('attacks')) {
     // Its own server and a small data set: 20,000 conversations over the last 14 days of the window.

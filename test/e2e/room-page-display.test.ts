@@ -4,7 +4,8 @@
  * has the messages it needs: who sent each message (icon or letter avatar), its level as a colour
  * bar, a critical message flagging the tab until seen, the "N new ↓" marker, day separators and
  * relative times, wall-screen mode (URL flag, toggle, remembered, trimmed DOM, light and dark),
- * infinite scroll that keeps the reader's place, deep links, and the render time of older pages.
+ * infinite scroll that keeps the reader's place, deep links, the render time of older pages, and a burst of live
+ * messages spread over frames.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -64,7 +65,7 @@ async function answerToken(page: Page): Promise<void> {
 }
 
 const seqsOnPage = (page: Page) =>
-  page.$$eval('#messages > li.message', (items) => items.map((item) => Number(item.getAttribute('data-seq')))) as Promise<number[]>;
+  page.$$eval('#messages li.message', (items) => items.map((item) => Number(item.getAttribute('data-seq')))) as Promise<number[]>;
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
@@ -119,7 +120,7 @@ describe('the room page shows who sent what, and how urgent it is', () => {
       { allowed: [foreignIcon] },
     );
     expect(await seqsOnPage(page)).toEqual(range(1, 7));
-    const names = await page.$$eval('#messages > li.message .sender', (els) => els.map((el) => el.textContent));
+    const names = await page.$$eval('#messages li.message .sender', (els) => els.map((el) => el.textContent));
     expect(names).toEqual(['GitHub', 'Jenkins', 'Jira', 'prod alerts', 'Broken icon', 'Élodie', 'Scripted']);
 
     // The kind icons load (the build copies them to /assets/chat/icons/).
@@ -127,30 +128,30 @@ describe('the room page shows who sent what, and how urgent it is', () => {
       'the icons to load',
       () =>
         page.evaluate(
-          `[...document.querySelectorAll('#messages > li.message img.avatar')].map((img) => ({ src: img.getAttribute('src'), ok: img.complete && img.naturalWidth > 0 }))`,
+          `[...document.querySelectorAll('#messages li.message img.avatar')].map((img) => ({ src: img.getAttribute('src'), ok: img.complete && img.naturalWidth > 0 }))`,
         ) as Promise<{ src: string; ok: boolean }[]>,
       (imgs) => imgs.length === 3 && imgs.every((i) => i.ok),
     );
     // No icon, a 404, a blocked and a refused URL: a letter avatar in a colour of its name, never a broken image.
     await waitFor(
       'the failed icons to become letters',
-      () => page.$$eval('#messages > li.message .avatar', (els) => els.map((el) => `${el.tagName}:${el.textContent}`)),
+      () => page.$$eval('#messages li.message .avatar', (els) => els.map((el) => `${el.tagName}:${el.textContent}`)),
       (tags) => tags.join() === 'IMG:,IMG:,IMG:,SPAN:P,SPAN:B,SPAN:É,SPAN:S',
     );
-    const letters = await page.$$eval('#messages > li.message .avatar.letter', (els) => els.map((el) => el.className));
+    const letters = await page.$$eval('#messages li.message .avatar.letter', (els) => els.map((el) => el.className));
     for (const className of letters) expect(className).toMatch(/\bhue-\d+\b/);
     expect(await page.evaluate(`[...document.images].filter((img) => img.complete && img.naturalWidth === 0).length`)).toBe(0);
 
     // Levels: a class per message and a coloured bar for all but info.
     const levels = (await page.evaluate(
-      `[...document.querySelectorAll('#messages > li.message')].map((item) => ({ level: item.dataset.level, bar: getComputedStyle(item).borderLeftColor, cls: item.className }))`,
+      `[...document.querySelectorAll('#messages li.message')].map((item) => ({ level: item.dataset.level, bar: getComputedStyle(item).borderLeftColor, cls: item.className }))`,
     )) as { level: string; bar: string; cls: string }[];
     expect(levels.map((l) => l.level)).toEqual(['info', 'success', 'warning', 'critical', 'info', 'info', 'info']);
     for (const l of levels) expect(l.cls).toContain(`level-${l.level}`);
     const bars = new Set(levels.slice(0, 4).map((l) => l.bar));
     expect(bars.size).toBe(4);
     expect(levels[0]!.bar).toBe('rgba(0, 0, 0, 0)');
-    expect(await page.textContent('#messages > li[data-seq="4"] .level')).toBe('critical');
+    expect(await page.textContent('#messages li[data-seq="4"] .level')).toBe('critical');
 
     // An icon on another host is not even tried (the page's CSP, img-src 'self', would block it): the
     // letter stands in, and nothing is blocked or reported.
@@ -228,18 +229,18 @@ describe('the room page shows who sent what, and how urgent it is', () => {
       makeMessage(id, 4, { createdAt: new Date(Math.max(startOfToday, now - 5 * MINUTE)).toISOString(), markdown: 'five min' }),
       makeMessage(id, 5, { createdAt: new Date(now).toISOString(), markdown: 'now' }),
     ]);
-    const rows = await page.$$eval('#messages > li', (items) =>
+    const rows = await page.$$eval('#messages li.day, #messages li.message', (items) =>
       items.map((item) => (item.classList.contains('day') ? `day:${item.textContent}` : `seq:${item.getAttribute('data-seq')}`)),
     );
     const threeDaysAgo = (await page.evaluate(
       `new Date(${now - 3 * DAY}).toLocaleDateString(undefined, { weekday: 'long', day: 'numeric', month: 'long' })`,
     )) as string;
     expect(rows).toEqual([`day:${threeDaysAgo}`, 'seq:1', 'seq:2', 'day:Yesterday', 'seq:3', 'day:Today', 'seq:4', 'seq:5']);
-    const times = await page.$$eval('#messages > li.message time', (els) => els.map((el) => el.textContent));
+    const times = await page.$$eval('#messages li.message time', (els) => els.map((el) => el.textContent));
     expect(times[4]).toBe('just now');
     if (now - startOfToday > 5 * MINUTE) expect(times[3]).toBe('5 min ago');
     expect(times[0]).toMatch(/\d/); // a clock time
-    expect(await page.getAttribute('#messages > li[data-seq="5"] time', 'datetime')).toBe(new Date(now).toISOString());
+    expect(await page.getAttribute('#messages li[data-seq="5"] time', 'datetime')).toBe(new Date(now).toISOString());
     expect(await page.textContent('#last-message')).toBe('Last message just now');
     await page.close();
   });
@@ -256,7 +257,7 @@ describe('wall-screen mode', () => {
     const layout = (await page.evaluate(`({
       body: document.body.getBoundingClientRect().width,
       viewport: document.documentElement.clientWidth,
-      font: parseFloat(getComputedStyle(document.querySelector('#messages > li.message .body')).fontSize),
+      font: parseFloat(getComputedStyle(document.querySelector('#messages li.message .body')).fontSize),
     })`)) as { body: number; viewport: number; font: number };
     expect(layout.body).toBe(layout.viewport);
     expect(layout.font).toBeGreaterThan(16);
@@ -354,7 +355,7 @@ describe('history people can use', () => {
       const before = (await page.evaluate(`(() => {
         window.scrollTo(0, 200);
         const header = document.querySelector('header').getBoundingClientRect().bottom;
-        for (const item of document.querySelectorAll('#messages > li.message')) {
+        for (const item of document.querySelectorAll('#messages li.message')) {
           const box = item.getBoundingClientRect();
           if (box.bottom > header) return { seq: Number(item.dataset.seq), top: box.top };
         }
@@ -367,7 +368,7 @@ describe('history people can use', () => {
       );
       await sleep(50);
       const after = (await page.evaluate(`(() => {
-        const item = document.querySelector('#messages > li[data-seq="${before.seq}"]');
+        const item = document.querySelector('#messages li[data-seq="${before.seq}"]');
         return { seq: ${before.seq}, top: item.getBoundingClientRect().top };
       })()`)) as { seq: number; top: number };
       places.push({ before, after });
@@ -419,7 +420,7 @@ describe('history people can use', () => {
     const { page, probe } = await openScripted((id) => history(id, 1_000), { suffix: '#150' });
     await waitFor(
       'the linked message',
-      () => page.$$eval('#messages > li.message.linked', (els) => els.map((el) => el.getAttribute('data-seq'))),
+      () => page.$$eval('#messages li.message.linked', (els) => els.map((el) => el.getAttribute('data-seq'))),
       (s) => s.join() === '150',
     );
     // Everything from the linked message (or before: the reader is near the top, so the page before
@@ -429,21 +430,59 @@ describe('history people can use', () => {
     expect(seqs).toEqual(range(seqs[0]!, 1_000));
     const inView = () =>
       page.evaluate(`(() => {
-        const box = document.querySelector('#messages > li.linked').getBoundingClientRect();
+        const box = document.querySelector('#messages li.linked').getBoundingClientRect();
         return box.top >= 0 && box.bottom <= window.innerHeight;
       })()`);
     expect(await inView()).toBe(true);
     await page.screenshot({ path: path.join(ARTIFACTS, 'room-deep-link.png') });
 
     // Its permalink, and another one: the hash moves the highlight.
-    expect(await page.getAttribute('#messages > li[data-seq="150"] a.seq', 'href')).toBe('#150');
+    expect(await page.getAttribute('#messages li[data-seq="150"] a.seq', 'href')).toBe('#150');
     await page.evaluate('location.hash = "#990"');
     await waitFor(
       'the new link',
-      () => page.$$eval('#messages > li.message.linked', (els) => els.map((el) => el.getAttribute('data-seq'))),
+      () => page.$$eval('#messages li.message.linked', (els) => els.map((el) => el.getAttribute('data-seq'))),
       (s) => s.join() === '990',
     );
     expect(await inView()).toBe(true);
+    expect(probe.pageErrors).toEqual([]);
+    await page.close();
+  });
+});
+
+describe('a busy room', () => {
+  it('shows a burst of 1,500 live messages in seq order, spread over frames, following the bottom, in groups of at most 100', async () => {
+    const { page, probe, room, roomId } = await openScripted((id) => history(id, 100));
+    const rendersBefore = (await page.evaluate(`performance.getEntriesByName('room:render').length`)) as number;
+    const now = new Date().toISOString();
+    // One frame of 1,500 messages, as a reconnect's replay or a server that held frames back sends them.
+    room.post(range(101, 1_600).map((seq) => makeMessage(roomId, seq, { markdown: `burst ${seq}`, createdAt: now })));
+    await waitFor(
+      'the whole burst',
+      () => seqsOnPage(page),
+      (s) => s.at(-1) === 1_600 && s.length === 1_600,
+      60_000,
+    );
+    expect(await seqsOnPage(page)).toEqual(range(1, 1_600));
+    // Not one insert of everything: the page's own measures show the burst went in slices.
+    const newer = ((await page.evaluate(`performance.getEntriesByName('room:render').map((e) => e.detail.newer)`)) as number[]).slice(
+      rendersBefore,
+    );
+    expect(newer.reduce((a, b) => a + b, 0)).toBe(1_500);
+    expect(newer.length).toBeGreaterThan(1);
+    expect(Math.max(...newer)).toBeLessThan(1_500);
+    // Groups of at most 100 messages, in order, and the reader still at the bottom.
+    const groups = (await page.$$eval('#messages > li.group', (items) =>
+      items.map((item) => item.querySelectorAll(':scope > ol > li.message').length),
+    )) as number[];
+    expect(groups.reduce((a, b) => a + b, 0)).toBe(1_600);
+    expect(Math.max(...groups)).toBeLessThanOrEqual(100);
+    await waitFor(
+      'the bottom',
+      () => page.evaluate('window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 2') as Promise<boolean>,
+      (atBottom) => atBottom,
+    );
+    expect(await page.isHidden('#new-marker')).toBe(true);
     expect(probe.pageErrors).toEqual([]);
     await page.close();
   });

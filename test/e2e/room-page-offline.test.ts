@@ -42,7 +42,7 @@ async function openRoom(roomId: string, prepare: (page: Page) => Promise<void>):
 
 const stateOf = (page: Page) => page.$eval('#state', (el) => el.className);
 const seqsOnPage = (page: Page) =>
-  page.$$eval('#messages > li.message', (items) => items.map((item) => Number(item.getAttribute('data-seq')))) as Promise<number[]>;
+  page.$$eval('#messages li.message', (items) => items.map((item) => Number(item.getAttribute('data-seq')))) as Promise<number[]>;
 const countdown = async (page: Page) => {
   const text = (await page.textContent('#offline-countdown')) ?? '';
   const seconds = /^Reconnecting in (\d+) s$/.exec(text)?.[1];

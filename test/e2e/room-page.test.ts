@@ -53,7 +53,7 @@ async function waitFor<T>(what: string, read: () => Promise<T>, done: (value: T)
 }
 
 const seqsOnPage = (page: Page) =>
-  page.$$eval('#messages > li.message', (items) => items.map((item) => Number(item.getAttribute('data-seq')))) as Promise<number[]>;
+  page.$$eval('#messages li.message', (items) => items.map((item) => Number(item.getAttribute('data-seq')))) as Promise<number[]>;
 const stateOf = (page: Page) => page.$eval('#state', (el) => ({ kind: el.className, text: el.textContent ?? '' }));
 
 /** Opens the room page and answers its token question the way a person would. */
@@ -258,12 +258,12 @@ describe('the room page in Chromium', () => {
     expect(await page.textContent('#room-topic')).toBe(hostileTopic);
     // A metadata vector is shown as its literal text.
     const metadataVector = vectors.find((v) => v.field === 'metadata')!;
-    expect(await page.textContent(`#messages > li[data-seq="${metadataVector.id}"] .tag`)).toBe(metadataVector.payload);
+    expect(await page.textContent(`#messages li[data-seq="${metadataVector.id}"] .tag`)).toBe(metadataVector.payload);
     // An escaped script tag is visible as text rather than dropped.
-    expect(await page.textContent('#messages > li[data-seq="1"] .body')).toContain('<script>__xss(1)</script>');
+    expect(await page.textContent('#messages li[data-seq="1"] .body')).toContain('<script>__xss(1)</script>');
 
     // The legitimate message, as a reader sees it.
-    const legitItem = page.locator(`#messages > li[data-seq="${total}"]`);
+    const legitItem = page.locator(`#messages li[data-seq="${total}"]`);
     await legitItem.scrollIntoViewIfNeeded();
     const bold = legitItem.locator('strong', { hasText: 'Deploy finished' });
     expect(await bold.isVisible()).toBe(true);
@@ -313,7 +313,7 @@ describe('the room page in Chromium', () => {
       () => seqsOnPage(page),
       (s) => s.length === 4,
     );
-    expect(await page.textContent('#messages > li[data-seq="4"] .body')).toBe('live 4\n');
+    expect(await page.textContent('#messages li[data-seq="4"] .body')).toBe('live 4\n');
 
     // Hold the page's next ticket request until the gap has been posted, so the messages are
     // certainly posted while the page is disconnected (the page still makes the request by itself).
@@ -366,7 +366,7 @@ describe('the room page in Chromium', () => {
       (s) => s.length >= 9,
     );
     expect(await seqsOnPage(page)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
-    const texts = await page.$$eval('#messages > li.message .body', (items) => items.map((item) => item.textContent ?? ''));
+    const texts = await page.$$eval('#messages li.message .body', (items) => items.map((item) => item.textContent ?? ''));
     expect(texts.map((t) => t.trim())).toEqual(['before 1', 'before 2', 'before 3', 'live 4', 'gap 1', 'gap 2', 'gap 3', 'gap 4', 'gap 5']);
 
     // It reconnected with after=4 (the last seq it had), not from scratch.
@@ -450,7 +450,7 @@ describe('the room page in Chromium', () => {
       (s) => s.length >= 6,
     );
     expect(await seqsOnPage(page)).toEqual([1, 2, 3, 4, 5, 6]);
-    const texts = await page.$$eval('#messages > li.message .body', (items) => items.map((item) => (item.textContent ?? '').trim()));
+    const texts = await page.$$eval('#messages li.message .body', (items) => items.map((item) => (item.textContent ?? '').trim()));
     expect(texts).toEqual(['before 1', 'before 2', 'live 3', 'lost 4', 'lost 5', 'live 6']);
 
     // Read from the history, just the missing range, once more after the 503, on the same socket

@@ -236,6 +236,8 @@ function openSocket(room: string, ticket: string): void {
       if (!wasLive) {
         wasLive = true;
         freshAfter = frame.lastSeq;
+        // The replay is on the page by the time it says Live (it would be on the next frame).
+        messages.flush();
         void showLinked(room);
       }
       hideBanner();

@@ -8,6 +8,20 @@ const STICKY_BOTTOM_PX = 40;
 const FLUSH_FALLBACK_MS = 250;
 /** The name of the performance-timeline measure of each flush (tests and the bench read it). */
 export const RENDER_MEASURE = 'room:render';
+/**
+ * Messages per group in the DOM. The list holds groups, each an `<li>` with its own `<ol>` of
+ * messages, so an insert lays out one group and the browser steps over the others: with every
+ * message a child of one list, each insert's layout visited all of them (bench/FINDINGS.md).
+ */
+const GROUP_SIZE = 100;
+/** What one frame's inserts of new messages aim to take at most, ms; a long task is 50. */
+const FRAME_BUDGET_MS = 12;
+/** New messages per frame at the least: above 200 a second at 60 frames a second. */
+const MIN_SLICE = 4;
+/** A backlog of new messages is worked off within this many frames at the most (half a second). */
+const CATCH_UP_FRAMES = 30;
+/** The weight of the latest flush in the cost per message. */
+const COST_WEIGHT = 0.3;
 
 export interface ListHooks {
   /** After each flush: the seqs shown changed. */
@@ -29,11 +43,18 @@ interface Day {
   firstSeq: number;
 }
 
+/** A run of consecutive messages (and the day separators among them) in its own list item. */
+interface Group {
+  readonly item: HTMLLIElement;
+  readonly list: HTMLOListElement;
+}
+
 /**
  * The `<ol>` of messages, in seq order whatever order they arrive in, each seq once, with a day
  * separator before each day's first message. Messages are queued and inserted once per frame, as
  * one fragment per run; seq → element is a Map (no DOM query per message); layout is read at most
- * once per flush, and twice when content changes above the reader (to keep their place).
+ * once per flush, and twice when content changes above the reader (to keep their place). Messages
+ * sit in groups of about GROUP_SIZE (the newest group grows to it; older pages arrive as groups).
  */
 export class MessageList {
   readonly #list: HTMLOListElement;
@@ -50,6 +71,10 @@ export class MessageList {
   #fallback: ReturnType<typeof setTimeout> | undefined;
   #atBottom = true;
   #keep: number | null = null;
+  /** The groups, top to bottom. */
+  #groups: Group[] = [];
+  /** What inserting one message has cost lately (a moving average over flushes), ms. */
+  #msPerMessage = 0.5;
 
   constructor(list: HTMLOListElement, end: HTMLElement, hooks: ListHooks) {
     this.#list = list;
@@ -128,24 +153,44 @@ export class MessageList {
 
   #schedule(): void {
     if (this.#frame !== 0) return;
-    this.#frame = requestAnimationFrame(() => this.flush());
-    this.#fallback = setTimeout(() => this.flush(), FLUSH_FALLBACK_MS);
+    this.#frame = requestAnimationFrame(() => this.#flush(true));
+    // No frame came: a hidden tab (everything at once, nobody watches it render) or a busy one.
+    this.#fallback = setTimeout(() => this.#flush(document.visibilityState === 'visible'), FLUSH_FALLBACK_MS);
   }
 
-  /** Inserts what is queued now (it runs by itself on the next frame). */
+  /** Inserts everything queued now (it runs by itself on the next frame, a slice at a time). */
   flush(): void {
+    this.#flush(false);
+  }
+
+  /**
+   * How many new messages below the last one a frame inserts: as many as fit in FRAME_BUDGET_MS at
+   * the cost per message of the flushes before, and enough to work off a backlog within
+   * CATCH_UP_FRAMES frames. A burst (a reconnect's replay, frames the server held back) is spread
+   * over frames instead of one long task.
+   */
+  #sliceSize(backlog: number): number {
+    const affordable = Math.floor(FRAME_BUDGET_MS / this.#msPerMessage);
+    return Math.max(MIN_SLICE, affordable, Math.ceil(backlog / CATCH_UP_FRAMES));
+  }
+
+  #flush(sliced: boolean): void {
     cancelAnimationFrame(this.#frame);
     clearTimeout(this.#fallback);
     this.#frame = 0;
-    const trimBy = this.#keep === null ? 0 : Math.max(0, this.#order.length + this.#pending.size - this.#keep);
-    if (this.#pending.size === 0 && trimBy === 0) return;
-    const start = performance.now();
-    const now = new Date();
-    const batch = [...this.#pending.values()].sort((a, b) => a.m.seq - b.m.seq);
-    this.#pending.clear();
-
     const firstInDom = this.#order[0] ?? Number.POSITIVE_INFINITY;
     const lastInDom = this.#order.at(-1) ?? 0;
+    let batch = [...this.#pending.values()].sort((a, b) => a.m.seq - b.m.seq);
+    // Older and in-between messages all at once (the reader's place is kept per flush); new ones
+    // below in slices, except the first messages of an empty list (the latest show at once).
+    const firstNewer = sliced && lastInDom > 0 ? batch.findIndex((p) => p.m.seq > lastInDom) : -1;
+    if (firstNewer >= 0) batch = batch.slice(0, firstNewer + this.#sliceSize(batch.length - firstNewer));
+    const deferred = this.#pending.size - batch.length;
+    const trimBy = this.#keep === null ? 0 : Math.max(0, this.#order.length + batch.length - this.#keep);
+    if (batch.length === 0 && trimBy === 0) return;
+    const start = performance.now();
+    const now = new Date();
+    for (const { m } of batch) this.#pending.delete(m.seq);
     const older: MessageView[] = [];
     const newer: MessageView[] = [];
     const between: MessageView[] = [];
@@ -169,23 +214,15 @@ export class MessageList {
     const anchor = !following && changesAbove ? this.#firstVisible(Math.max(0, trimBy - older.length)) : undefined;
     const anchorTop = anchor?.item.getBoundingClientRect().top;
 
-    if (older.length > 0) {
-      const fragment = document.createDocumentFragment();
-      for (const view of older) fragment.append(view.item);
-      this.#list.prepend(fragment);
-    }
-    if (newer.length > 0) {
-      const fragment = document.createDocumentFragment();
-      for (const view of newer) fragment.append(view.item);
-      this.#list.append(fragment);
-    }
+    if (older.length > 0) this.#prepend(older);
+    if (newer.length > 0) this.#append(newer);
     const order = [...older.map((v) => v.seq), ...this.#order, ...newer.map((v) => v.seq)];
     for (const view of between) {
       const at = upperBound(order, view.seq);
       const next = this.#shown.get(order[at]!)!.item;
       // Before the next message's day separator, if it has one; the separator moves up if need be.
       const before = next.previousElementSibling?.classList.contains('day') ? next.previousElementSibling : next;
-      this.#list.insertBefore(view.item, before);
+      before.before(view.item);
       order.splice(at, 0, view.seq);
     }
     this.#order = order;
@@ -197,14 +234,76 @@ export class MessageList {
       const moved = anchor.item.getBoundingClientRect().top - anchorTop;
       if (moved !== 0) window.scrollBy(0, moved);
     }
+    const end = performance.now();
     performance.measure(RENDER_MEASURE, {
       start,
-      end: performance.now(),
-      detail: { older: older.length, newer: newer.length, between: between.length, shown: this.#order.length },
+      end,
+      detail: { older: older.length, newer: newer.length, between: between.length, shown: this.#order.length, deferred },
     });
+    if (batch.length > 0) this.#msPerMessage += COST_WEIGHT * ((end - start) / batch.length - this.#msPerMessage);
+    if (deferred > 0) this.#schedule();
     if (freshBelow > 0 && !following) this.#hooks.freshBelow(freshBelow);
     for (const view of critical) if (view.item.isConnected) this.#hooks.critical(view);
     this.#hooks.changed();
+  }
+
+  #newGroup(): Group {
+    const item = document.createElement('li');
+    item.className = 'group';
+    const list = document.createElement('ol');
+    item.append(list);
+    return { item, list };
+  }
+
+  /** Older messages (ascending) above the first: the first group filled up to GROUP_SIZE, new groups above it. */
+  #prepend(views: readonly MessageView[]): void {
+    let end = views.length;
+    const first = this.#groups[0];
+    if (first !== undefined) {
+      const room = Math.max(0, GROUP_SIZE - first.list.childElementCount);
+      const start = Math.max(0, end - room);
+      if (start < end) {
+        first.list.prepend(fragmentOf(views, start, end));
+        end = start;
+      }
+    }
+    const added: Group[] = [];
+    while (end > 0) {
+      const start = Math.max(0, end - GROUP_SIZE);
+      const group = this.#newGroup();
+      group.list.append(fragmentOf(views, start, end));
+      added.unshift(group);
+      end = start;
+    }
+    if (added.length === 0) return;
+    const fragment = document.createDocumentFragment();
+    for (const group of added) fragment.append(group.item);
+    this.#list.prepend(fragment);
+    this.#groups = [...added, ...this.#groups];
+  }
+
+  /** Newer messages (ascending) below the last: the last group filled up to GROUP_SIZE, new groups below it. */
+  #append(views: readonly MessageView[]): void {
+    let start = 0;
+    const last = this.#groups.at(-1);
+    if (last !== undefined) {
+      const room = Math.max(0, GROUP_SIZE - last.list.childElementCount);
+      const end = Math.min(views.length, room);
+      if (end > 0) {
+        last.list.append(fragmentOf(views, 0, end));
+        start = end;
+      }
+    }
+    const fragment = document.createDocumentFragment();
+    while (start < views.length) {
+      const end = Math.min(views.length, start + GROUP_SIZE);
+      const group = this.#newGroup();
+      group.list.append(fragmentOf(views, start, end));
+      fragment.append(group.item);
+      this.#groups.push(group);
+      start = end;
+    }
+    this.#list.append(fragment);
   }
 
   /** To the very bottom of the page (one layout read). */
@@ -226,7 +325,7 @@ export class MessageList {
       this.#days.set(key, day);
     } else if (view.seq > day.firstSeq) return;
     day.firstSeq = view.seq;
-    this.#list.insertBefore(day.separator, view.item);
+    view.item.before(day.separator);
   }
 
   /** Drops the oldest messages beyond `keep`, and the separators of days left with none. */
@@ -245,12 +344,14 @@ export class MessageList {
       if (day.firstSeq >= first.seq) continue;
       if (key === dayKey(first.at)) {
         day.firstSeq = first.seq;
-        this.#list.insertBefore(day.separator, first.item);
+        first.item.before(day.separator);
       } else {
         day.separator.remove();
         this.#days.delete(key);
       }
     }
+    // Groups left with no message go (the first message's group holds its day's separator).
+    while (this.#groups.length > 0 && !this.#groups[0]!.list.contains(first.item)) this.#groups.shift()!.item.remove();
   }
 
   /** The first message from `skip` on at least partly in or below the viewport (a binary search: one layout). */
@@ -268,6 +369,12 @@ export class MessageList {
     }
     return found;
   }
+}
+
+function fragmentOf(views: readonly MessageView[], start: number, end: number): DocumentFragment {
+  const fragment = document.createDocumentFragment();
+  for (let i = start; i < end; i++) fragment.append(views[i]!.item);
+  return fragment;
 }
 
 /** The index of the first value greater than `value` in ascending `values`. */

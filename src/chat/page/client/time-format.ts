@@ -24,12 +24,19 @@ export function dayLabel(at: Date, now: Date): string {
   });
 }
 
+/**
+ * One formatter for every clock time: `toLocaleTimeString` with options builds a new ICU formatter
+ * per call, which a page of 100 older messages would pay 100 times (bench/FINDINGS.md).
+ */
+let clock: Intl.DateTimeFormat | undefined;
+
 /** "just now", "3 min ago" within the hour, then the clock time (the day separator says which day). */
 export function messageTime(at: Date, now: Date): string {
   const age = now.getTime() - at.getTime();
   if (age < MINUTE) return 'just now';
   if (age < HOUR) return `${Math.floor(age / MINUTE)} min ago`;
-  return at.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+  clock ??= new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+  return clock.format(at);
 }
 
 /** Whether `messageTime` may still change for this age (it settles on the clock time after an hour). */
