@@ -242,6 +242,8 @@ const TABLE: Record<string, Row> = {
   },
   // Public: the page asks for a token itself and shows nothing without one.
   'GET /rooms/:id': { needs: 'public', ok: 200, prepare: async () => ({ path: `/rooms/${ids.room}` }) },
+  // Public: the admin page asks for a chat:admin token itself; the HTML holds nothing.
+  'GET /admin': { needs: 'public', ok: 200, prepare: async () => ({ path: '/admin' }) },
 };
 
 type Credential = 'none' | 'malformed header' | 'unknown token' | 'revoked token' | 'lacking the permission' | 'valid token';

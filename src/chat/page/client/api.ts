@@ -80,3 +80,34 @@ export async function readHistory(
   if (!Array.isArray(body?.entities)) return { ok: false, status: res.status };
   return { ok: true, messages: body.entities.map(withIdentity).filter(isChatMessage) };
 }
+
+export type PostAnswer =
+  | { ok: true; seq: number }
+  /** The API's message (ErrorBody.message), and Retry-After in seconds on a 429. */
+  | { ok: false; status?: number; message: string; retryAfter?: number };
+
+/**
+ * Posts a message into the room as the token's holder (`chat:write`). `key` is the Idempotency-Key:
+ * the same for retries of one message, so a retry after a lost answer stores it once.
+ */
+export async function postMessage(roomId: string, token: string, message: string, key: string): Promise<PostAnswer> {
+  let res: Response;
+  try {
+    res = await fetch(`/api/v1/rooms/${roomId}/messages`, {
+      method: 'POST',
+      headers: { ...bearer(token), 'Content-Type': 'application/json', 'Idempotency-Key': key },
+      body: JSON.stringify({ message }),
+    });
+  } catch {
+    return { ok: false, message: 'The server could not be reached; try again.' };
+  }
+  const body = await jsonBody(res);
+  if (res.ok && typeof body?.seq === 'number') return { ok: true, seq: body.seq };
+  const retry = Number(res.headers.get('Retry-After'));
+  return {
+    ok: false,
+    status: res.status,
+    message: typeof body?.message === 'string' ? body.message : `The server answered ${res.status}.`,
+    ...(Number.isFinite(retry) && retry > 0 ? { retryAfter: retry } : {}),
+  };
+}

@@ -11,6 +11,7 @@
 import { AckCounter, type ChatMessage, decodeServerFrame, isChatMessage, PROTOCOL, type ServerFrame } from '../../protocol';
 import { HISTORY_MAX, HISTORY_PAGE, readHistory, requestTicket, type RoomInfo } from './api';
 import { Attention } from './attention';
+import { type Compose, setUpCompose } from './compose';
 import { MessageList } from './message-list';
 import { withIdentity } from './sender';
 import { ago } from './time-format';
@@ -56,6 +57,7 @@ const bannerCountdown = element('offline-countdown', HTMLElement);
 const bannerLast = element('offline-last', HTMLElement);
 const reconnectButton = element('reconnect', HTMLButtonElement);
 const lastMessage = element('last-message', HTMLElement);
+const composeForm = element('compose', HTMLFormElement);
 // The Worker serves this page only at /rooms/<room id>, after checking the id.
 const roomId = /^\/rooms\/([^/]+)$/.exec(location.pathname)?.[1];
 
@@ -82,6 +84,7 @@ let reconnectAt: number | null = null;
 let lastMessageAt: Date | null = null;
 let wall = wallFromUrlOrStorage();
 let loadingOlder = false;
+let compose: Compose | undefined;
 
 const token = () => sessionStorage.getItem(TOKEN_KEY);
 
@@ -230,6 +233,8 @@ function openSocket(room: string, ticket: string): void {
         if (live && m.seq > messages.lastSeq + 1) void fillGap(room, messages.lastSeq, m.seq);
         show([m]);
       }
+    } else if (frame?.type === 'update') {
+      messages.update(frame.messages);
     } else if (frame?.type === 'ready') {
       attempts = 0;
       live = true;
@@ -242,6 +247,7 @@ function openSocket(room: string, ticket: string): void {
       }
       hideBanner();
       setState('Live', 'live');
+      compose?.show();
       updateOlder();
     }
   });
@@ -386,6 +392,14 @@ if (roomId === undefined) {
     void connect(roomId);
   });
 
+  compose = setUpCompose(
+    composeForm,
+    element('compose-text', HTMLTextAreaElement),
+    element('compose-send', HTMLButtonElement),
+    element('compose-status', HTMLElement),
+    roomId,
+    token,
+  );
   // For keyboards and where scrolling does not reach the top; scrolling up loads by itself.
   older.addEventListener('click', () => void loadOlder(roomId));
   topWatch.observe(older);

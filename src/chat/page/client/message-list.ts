@@ -121,6 +121,30 @@ export class MessageList {
   }
 
   /**
+   * Replaces messages shown or queued by their latest version (an `update` frame: an edit, a
+   * replacement by key, a deletion), at the same seq; a message not shown here is ignored (the
+   * history has its latest version already).
+   */
+  update(messages: readonly ChatMessage[]): void {
+    const now = new Date();
+    for (const m of messages) {
+      const queued = this.#pending.get(m.seq);
+      if (queued) {
+        queued.m = m;
+        continue;
+      }
+      const old = this.#shown.get(m.seq);
+      if (!old) continue;
+      const view = renderMessage(m, now);
+      old.item.replaceWith(view.item);
+      this.#shown.set(m.seq, view);
+      if (this.#moving.delete(old)) this.#moving.add(view);
+      // The old element is gone: nothing may wait for it to be seen.
+      this.#hooks.removed(old);
+    }
+  }
+
+  /**
    * Queues messages for the next frame; seqs shown or queued already are ignored. `fresh`: they
    * arrived live (they count as new for the reader, and a critical one flags the tab).
    */

@@ -40,7 +40,7 @@ export function renderMessage(m: ChatMessage, now: Date): MessageView {
   const at = new Date(m.createdAt);
 
   const item = document.createElement('li');
-  item.className = `message level-${level}`;
+  item.className = `message level-${level}${m.deletedAt ? ' deleted' : ''}`;
   item.dataset.seq = String(m.seq);
   item.dataset.level = level;
 
@@ -64,6 +64,18 @@ export function renderMessage(m: ChatMessage, now: Date): MessageView {
     badge.textContent = level;
     meta.append(' ', badge);
   }
+  if (m.deletedAt) {
+    const gone = document.createElement('span');
+    gone.className = 'edited';
+    gone.textContent = 'deleted';
+    meta.append(' ', gone);
+  } else if (m.editedAt) {
+    const edited = document.createElement('span');
+    edited.className = 'edited';
+    edited.title = new Date(m.editedAt).toLocaleString();
+    edited.textContent = 'edited';
+    meta.append(' ', edited);
+  }
   if (m.metadata) {
     const tag = document.createElement('span');
     tag.className = 'tag';
@@ -73,7 +85,11 @@ export function renderMessage(m: ChatMessage, now: Date): MessageView {
 
   const body = document.createElement('div');
   body.className = 'body';
-  body.innerHTML = m.html; // sanitised on the server when the message was posted; CSP backs it up
+  // A deleted message keeps its place (seq stays gapless) with nothing of what it said.
+  if (m.deletedAt) {
+    body.classList.add('deleted');
+    body.textContent = 'This message was deleted.';
+  } else body.innerHTML = m.html; // sanitised on the server when the message was posted; CSP backs it up
 
   const content = document.createElement('div');
   content.className = 'content';

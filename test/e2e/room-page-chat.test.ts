@@ -1,0 +1,128 @@
+/**
+ * Issue 25 items 8 and 9 on the room page, in Chromium against a real `wrangler dev`: a person with
+ * `chat:write` posts from the compose box and sees the message come back as themselves; a webhook's
+ * edit and deletion reach the open page as update frames and replace the message at its seq; a token
+ * that may only read is told it cannot post.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Api } from './support/api';
+import { launchChromium } from './support/browser';
+import { startDevServer, type DevServer } from './support/dev-server';
+import { attachProbe, type Probe, waitFor } from './support/page-probe';
+
+const ARTIFACTS = path.resolve(import.meta.dirname, '../artifacts');
+
+let server: DevServer;
+let api: Api;
+let browser: Browser;
+
+async function openRoom(roomId: string, token: string): Promise<{ page: Page; probe: Probe }> {
+  const page = await browser.newPage({ viewport: { width: 1000, height: 800 } });
+  const probe = await attachProbe(page, server.baseUrl, []);
+  await page.goto(`${server.baseUrl}/rooms/${roomId}`);
+  const field = page.getByLabel('Access token with chat:read');
+  await field.waitFor({ state: 'visible' });
+  await field.fill(token);
+  await page.getByRole('button', { name: 'Open room' }).click();
+  await waitFor(
+    'the page to go live',
+    () => page.$eval('#state', (el) => el.className),
+    (kind) => kind === 'live',
+  );
+  return { page, probe };
+}
+
+const item = (page: Page, seq: number) => page.locator(`#messages li.message[data-seq="${seq}"]`);
+
+beforeAll(async () => {
+  server = await startDevServer();
+  api = new Api(server);
+  browser = await launchChromium();
+  mkdirSync(ARTIFACTS, { recursive: true });
+});
+
+afterAll(async () => {
+  await browser?.close().catch(() => undefined);
+  await server?.dispose();
+});
+
+describe('talking in a room from its page', () => {
+  it('posts from the compose box as the token holder; edits and deletions by the webhook replace the message in place', async () => {
+    const room = await api.createRoom('chat');
+    const hook = await api.createWebhook(room.id);
+    const writer = await api.admin<{ token: string }>('POST', '/api/v1/tokens', { name: 'Dana', permissions: ['chat:read', 'chat:write'] });
+    const { page, probe } = await openRoom(room.id, writer.token);
+
+    const box = page.getByLabel('Message');
+    await box.waitFor({ state: 'visible' });
+    await box.fill('hello **team**');
+    await box.press('Enter');
+    const mine = item(page, 1);
+    await mine.waitFor();
+    expect(await mine.locator('.sender').textContent()).toBe('Dana');
+    expect(await mine.locator('.body strong').textContent()).toBe('team');
+    expect(await box.inputValue()).toBe('');
+    // Shift+Enter is a new line, not a send.
+    await box.fill('two');
+    await box.press('Shift+Enter');
+    await box.type('lines');
+    expect(await box.inputValue()).toBe('two\nlines');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await item(page, 2).waitFor();
+    const stored = await api.history(room.id);
+    expect(stored.map((m) => [m.seq, m.markdown, m.sender.name])).toEqual([
+      [1, 'hello **team**', 'Dana'],
+      [2, 'two\nlines', 'Dana'],
+    ]);
+
+    // The webhook posts, then edits and deletes its message: the page follows at seq 3, live.
+    const delivery = await api.postOk(hook, 'build **running**');
+    await item(page, 3).waitFor();
+    const edit = await fetch(`${api.webhookUrl(hook)}/messages/${delivery.messageId}`, {
+      method: 'PATCH',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ message: 'build **passed**' }),
+    });
+    expect(edit.status).toBe(200);
+    await waitFor(
+      'the edit to reach the page',
+      async () => ((await item(page, 3).locator('.body').textContent()) ?? '').trim(),
+      (text) => text === 'build passed',
+    );
+    expect(await item(page, 3).locator('.edited').textContent()).toBe('edited');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'room-chat-edited.png') });
+    const gone = await fetch(`${api.webhookUrl(hook)}/messages/${delivery.messageId}`, { method: 'DELETE' });
+    expect(gone.status).toBe(200);
+    await waitFor(
+      'the deletion to reach the page',
+      async () => ((await item(page, 3).locator('.body').textContent()) ?? '').trim(),
+      (text) => text === 'This message was deleted.',
+    );
+    // Still three messages, in seq order, nothing duplicated.
+    expect(await page.$$eval('#messages li.message', (els) => els.map((el) => el.getAttribute('data-seq')))).toEqual(['1', '2', '3']);
+    expect(probe.pageErrors).toEqual([]);
+    expect((await probe.report()).csp).toEqual([]);
+    await page.close();
+  });
+
+  it('tells a token that may only read that posting needs chat:write, and keeps the text', async () => {
+    const room = await api.createRoom('read only');
+    const reader = await api.createToken(['chat:read']);
+    const { page } = await openRoom(room.id, reader);
+    const box = page.getByLabel('Message');
+    await box.fill('may I?');
+    await box.press('Enter');
+    await waitFor(
+      'the refusal',
+      () => page.locator('#compose-status').textContent(),
+      (text) => (text ?? '').includes('needs chat:write'),
+    );
+    expect(await box.inputValue()).toBe('may I?');
+    expect(await box.isDisabled()).toBe(true);
+    expect(await api.history(room.id)).toEqual([]);
+    await page.close();
+  });
+});
