@@ -63,6 +63,23 @@ describe("a webhook's delivery log", () => {
     expect(list.body.entities.find((w: { id: string }) => w.id === hook.id).lastDeliveryAt).toBe(entries[0]!.at);
   });
 
+  it('logs nothing for a post to a rotated-away URL, though this isolate had the webhook under it', async () => {
+    const { hook } = await roomWithWebhook();
+    await postOk(hook, 'under the old URL');
+    const rotated = await send('POST', `/api/v1/webhooks/${hook.id}/rotate`);
+    expect(rotated.status, JSON.stringify(rotated.body)).toBe(200);
+    expectError(await post(hook, { message: 'to the old URL' }), 404, 'not.found');
+    const [fresh] = await postOk({ ...hook, url: rotated.body.url }, 'under the new URL');
+    // The first and last posts only: the old URL's 404 belongs to no webhook now.
+    const entries = await logged(hook.id, 2);
+    await new Promise((r) => setTimeout(r, 200));
+    const after = (await deliveries(hook.id, '?limit=100')).entities;
+    expect(after.map((e) => [e.status, e.messageId])).toEqual([
+      [200, fresh!.messageId],
+      [200, entries[1]!.messageId],
+    ]);
+  });
+
   it('records a bad signature, edits and deletes, and nothing for an unknown secret', async () => {
     const { roomId } = await roomWithWebhook();
     const signed = await createWebhook({ roomId, kind: 'github', secret: 's3cret' });

@@ -44,8 +44,11 @@ async function logged(
   try {
     answer = await run(trace);
   } catch (err) {
-    // A 404 before the webhook was read: no webhook has this secret, so there is no log to write to.
-    if (err instanceof ApiError && (err.status !== 404 || trace.webhookId !== undefined)) {
+    // No webhook has this secret (never had, or it was rotated away: an isolate's copy of the webhook
+    // may have matched the old secret before the gate said otherwise), so there is no log to write to.
+    const unknownUrl =
+      err instanceof ApiError && err.status === 404 && (trace.webhookId === undefined || err.message === webhookNotFound().message);
+    if (err instanceof ApiError && !unknownUrl) {
       log({ status: err.status, errorCode: err.code, errorMessage: err.message, messageId: null, roomId: null, seq: null });
     } else if (!(err instanceof ApiError)) {
       log({ status: 500, errorCode: 'internal.server.error', errorMessage: null, messageId: null, roomId: null, seq: null });
