@@ -134,6 +134,7 @@ async function main(): Promise<void> {
   Demo chat room:  ${chat.pageUrl}   (paste the dev token when the page asks)
   Its webhook:     ${chat.webhookUrl}
     ${chat.curl}
+  Admin page:      ${BASE}/admin   (rooms, webhooks, their recent deliveries; the same token)
 
   Ctrl-C stops the server.
 `;
