@@ -26,6 +26,8 @@ export const CHAT_LIMITS = {
   wsTicketTtlMs: 60_000,
   historyDefault: 100,
   historyMax: 500,
+  /** A history search's text (`q`): characters; its first 32 words are searched. */
+  searchChars: 200,
   /** `tail=` on the room WebSocket: replay at most this many of the latest messages. */
   replayTailMax: 1_000,
   /**

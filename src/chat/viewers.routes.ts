@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, lt } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, gte, lt, sql } from 'drizzle-orm';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { messages } from '../db/schema';
@@ -28,7 +28,34 @@ const historyQuery = z.object({
     .transform(Number)
     .pipe(z.number().int().min(1).max(CHAT_LIMITS.historyMax))
     .optional(),
+  /** Full-text search of the messages' text and metadata: words, each must appear (any order). */
+  q: z.string().trim().min(1).max(CHAT_LIMITS.searchChars).optional(),
+  /** Only messages whose metadata is exactly this. */
+  metadata: z.string().min(1).max(CHAT_LIMITS.metadataChars).optional(),
+  /** Jump to a date: only messages created at or after this instant (ISO 8601). */
+  since: z
+    .string()
+    .max(40)
+    .refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO 8601 instant, e.g. 2026-11-26T09:00:00Z')
+    .transform((v) => new Date(v).toISOString())
+    .optional(),
+  /** `desc`: newest first (a search's latest matches first; page with `before`). Default `asc`. */
+  order: z.enum(['asc', 'desc']).optional(),
 });
+
+/**
+ * The FTS5 query of a search: each word a quoted string (FTS5 syntax in the user's text is only
+ * text), all required. Undefined when the text holds no word at all.
+ */
+function ftsQuery(text: string): string | undefined {
+  const words = text.match(/[\p{L}\p{N}_]+/gu);
+  return words
+    ? words
+        .slice(0, 32)
+        .map((w) => `"${w}"`)
+        .join(' ')
+    : undefined;
+}
 
 const wsQuery = z.object({
   [PROTOCOL.query.after]: seqParam.optional(),
@@ -126,7 +153,9 @@ export const viewersRoutes = new Hono<AppEnv>()
    */
   .get('/api/v1/rooms/:id/messages', reader, roomId, validQuery(historyQuery), async (c) => {
     const id = c.req.param('id');
-    const { after = 0, before, limit = CHAT_LIMITS.historyDefault } = c.req.valid('query');
+    const { after = 0, before, limit = CHAT_LIMITS.historyDefault, q, metadata, since, order = 'asc' } = c.req.valid('query');
+    const search = q === undefined ? undefined : ftsQuery(q);
+    if (q !== undefined && search === undefined) return c.json({ entities: [] });
     if (!(await getRoom(c.var.db, id))) throw roomNotFound();
     try {
       await roomStub(c.env, id).flush(id);
@@ -137,10 +166,20 @@ export const viewersRoutes = new Hono<AppEnv>()
     const rows = await c.var.db
       .select()
       .from(messages)
-      .where(and(eq(messages.roomId, id), gt(messages.seq, after), before !== undefined ? lt(messages.seq, before) : undefined))
-      .orderBy(asc(messages.seq))
+      .where(
+        and(
+          eq(messages.roomId, id),
+          gt(messages.seq, after),
+          before !== undefined ? lt(messages.seq, before) : undefined,
+          metadata !== undefined ? eq(messages.metadata, metadata) : undefined,
+          since !== undefined ? gte(messages.createdAt, since) : undefined,
+          search !== undefined ? sql`${messages}.rowid IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ${search})` : undefined,
+        ),
+      )
+      .orderBy(order === 'asc' ? asc(messages.seq) : desc(messages.seq))
       .limit(limit + 1);
     const entities = rows.slice(0, limit).map(messageFromRow);
     const last = entities[entities.length - 1];
-    return c.json(rows.length > limit && last ? { entities, nextAfter: last.seq } : { entities });
+    if (rows.length <= limit || !last) return c.json({ entities });
+    return c.json(order === 'asc' ? { entities, nextAfter: last.seq } : { entities, nextBefore: last.seq });
   });
