@@ -1,10 +1,13 @@
 /**
- * Builds the room page's static assets (wrangler.toml [assets]) from src/chat/page/client:
+ * Builds the pages' static assets (wrangler.toml [assets]) from src/chat/page/client and
+ * src/chat/admin-page/client:
  *   rooms/index.html      the page; the Worker serves it at /rooms/:id with its CSP
  *   assets/chat/room.js   the client, bundled with the shared protocol module
  *   assets/chat/room.css
  *   assets/chat/icons/<kind>.svg   the default sender icon of each webhook kind (a message's
  *                         `sender.iconUrl` when the webhook has no avatar of its own)
+ *   admin/index.html      the admin page; the Worker serves it at /admin with its CSP
+ *   assets/chat/admin.js, admin.css
  *   _headers              the asset server's headers for the files above
  * wrangler runs it ([build]) before `wrangler dev` and `wrangler deploy`; the tests' global setup
  * runs it before the Workers pool reads the assets.
@@ -17,14 +20,15 @@ import { WEBHOOK_KINDS } from '../src/chat/limits';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const CLIENT = path.join(ROOT, 'src/chat/page/client');
+const ADMIN_CLIENT = path.join(ROOT, 'src/chat/admin-page/client');
 export const PAGE_OUT_DIR = path.join(ROOT, 'dist/page');
 
-/** Files are overwritten in place: a running `wrangler dev` never sees the directory missing. */
-export async function buildPage(outdir = PAGE_OUT_DIR): Promise<void> {
+/** One page's script and stylesheet (`<client>/main.ts`, `<client>/<name>.css`) as assets/chat/<name>.js and .css. */
+async function bundlePage(client: string, name: string, outdir: string): Promise<void> {
   await build({
     entryPoints: [
-      { in: path.join(CLIENT, 'main.ts'), out: 'assets/chat/room' },
-      { in: path.join(CLIENT, 'room.css'), out: 'assets/chat/room' },
+      { in: path.join(client, 'main.ts'), out: `assets/chat/${name}` },
+      { in: path.join(client, `${name}.css`), out: `assets/chat/${name}` },
     ],
     outdir,
     bundle: true,
@@ -33,11 +37,23 @@ export async function buildPage(outdir = PAGE_OUT_DIR): Promise<void> {
     target: 'es2022',
     minify: true,
     legalComments: 'none',
-    tsconfig: path.join(CLIENT, 'tsconfig.json'),
+    tsconfig: path.join(client, 'tsconfig.json'),
     logLevel: 'warning',
   });
+}
+
+/**
+ * Both pages: the room page (rooms/index.html, assets/chat/room.*, the kinds' icons) and the admin
+ * page (admin/index.html, assets/chat/admin.*), under /assets/chat/ so that _headers (no-cache,
+ * nosniff) covers both. Files are overwritten in place: a running `wrangler dev` never sees the
+ * directory missing.
+ */
+export async function buildPage(outdir = PAGE_OUT_DIR): Promise<void> {
+  await Promise.all([bundlePage(CLIENT, 'room', outdir), bundlePage(ADMIN_CLIENT, 'admin', outdir)]);
   await mkdir(path.join(outdir, 'rooms'), { recursive: true });
+  await mkdir(path.join(outdir, 'admin'), { recursive: true });
   await copyFile(path.join(CLIENT, 'index.html'), path.join(outdir, 'rooms/index.html'));
+  await copyFile(path.join(ADMIN_CLIENT, 'index.html'), path.join(outdir, 'admin/index.html'));
   await copyFile(path.join(CLIENT, '_headers'), path.join(outdir, '_headers'));
   await copyIcons(path.join(outdir, 'assets/chat/icons'));
 }

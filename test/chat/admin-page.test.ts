@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ADMIN_PAGE_ASSET } from '../../src/chat/admin-page/admin-page';
 import { ADMIN_TOKEN, BASE, expectError, send } from '../helpers';
 
-// The admin page is built into the static assets by scripts/build-admin-page.ts (the global setup).
+// The admin page is built into the static assets by scripts/build-page.ts (the global setup).
 
 const CSP = [
   "default-src 'none'",

@@ -9,7 +9,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildAdminPage } from '../../scripts/build-admin-page';
+import { buildPage } from '../../scripts/build-page';
 import { Api } from './support/api';
 import { launchChromium } from './support/browser';
 import { startDevServer, type DevServer } from './support/dev-server';
@@ -61,7 +61,7 @@ const deliveryRows = (page: Page) =>
   ) as Promise<string[][]>;
 
 beforeAll(async () => {
-  await buildAdminPage();
+  await buildPage();
   server = await startDevServer();
   api = new Api(server);
   browser = await launchChromium();

@@ -1,4 +1,3 @@
-import { buildAdminPage } from '../../scripts/build-admin-page';
 import { buildPage } from '../../scripts/build-page';
 
 /**
@@ -7,5 +6,4 @@ import { buildPage } from '../../scripts/build-page';
  */
 export default async function setup(): Promise<void> {
   await buildPage();
-  await buildAdminPage();
 }

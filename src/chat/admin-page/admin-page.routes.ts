@@ -9,7 +9,7 @@ import { ADMIN_PAGE_ASSET, ADMIN_PAGE_CSP } from './admin-page';
  */
 export const adminPageRoutes = new Hono<AppEnv>().get('/admin', async (c) => {
   const asset = await c.env.ASSETS.fetch(new URL(ADMIN_PAGE_ASSET, c.req.url));
-  if (!asset.ok) throw new Error(`the admin page asset answered ${asset.status}; was scripts/build-admin-page.ts run?`);
+  if (!asset.ok) throw new Error(`the admin page asset answered ${asset.status}; was scripts/build-page.ts run?`);
   return c.html(await asset.text(), 200, {
     'Content-Security-Policy': ADMIN_PAGE_CSP,
     'X-Content-Type-Options': 'nosniff',

@@ -1,5 +1,5 @@
 /**
- * Where the admin page lives among the static assets (scripts/build-admin-page.ts writes it there from
+ * Where the admin page lives among the static assets (scripts/build-page.ts writes it there from
  * client/index.html). wrangler.toml sends every request but /assets/* to the Worker first, so this
  * file is reachable only through the ASSETS binding, never directly.
  */

@@ -3,7 +3,7 @@
  * sent only in the Authorization header), then lists, creates, renames and deletes rooms; lists,
  * creates, pauses, resumes, rotates and deletes webhooks; copies a webhook's URL; sends a test post to
  * it; and shows its delivery log with paging. Every refusal shows the API's ErrorBody message.
- * Served as /assets/chat/admin.js (scripts/build-admin-page.ts).
+ * Served as /assets/chat/admin.js (scripts/build-page.ts).
  */
 import { WEBHOOK_KINDS, type WebhookKind } from '../../limits';
 import { AdminApi, type DeliveryEntry, type Problem, type Room, SIGNED_KINDS, testPost, type Webhook } from './api';
