@@ -18,7 +18,8 @@ function partitionsAroundToday(): string {
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, 'migrations'));
-  const bindings = { TEST_MIGRATIONS: migrations, ADMIN_TOKEN: 'test-admin-token', AGGREGATE_JOB_UNIT_CELLS: '60' };
+  // IMAGE_PROXY_KEY empty whatever .dev.vars holds: images render as links here; test/chat/image-proxy.test.ts passes a key.
+  const bindings = { TEST_MIGRATIONS: migrations, ADMIN_TOKEN: 'test-admin-token', AGGREGATE_JOB_UNIT_CELLS: '60', IMAGE_PROXY_KEY: '' };
   return {
     test: {
       projects: [
@@ -31,6 +32,17 @@ export default defineConfig(async () => {
               miniflare: {
                 // Job units of at most 60 stats entries: the tests' small answers are split as a large export's are.
                 bindings,
+                // Every fetch the Worker makes to the internet goes to test/support/image-upstream.js (the
+                // image proxy's hosts, test/chat/image-proxy.test.ts): nothing leaves the machine.
+                outboundService: 'image-upstream',
+                workers: [
+                  {
+                    name: 'image-upstream',
+                    modules: true,
+                    scriptPath: path.join(import.meta.dirname, 'test/support/image-upstream.js'),
+                    compatibilityDate: '2026-04-01',
+                  },
+                ],
               },
             }),
           ],

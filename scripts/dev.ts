@@ -1,6 +1,6 @@
 /**
  * `npm run dev`: the service on its embedded default, ready to poke at.
- * 1. Writes `.dev.vars` with a fresh ADMIN_TOKEN when there is none (git-ignored).
+ * 1. Writes `.dev.vars` with a fresh ADMIN_TOKEN and IMAGE_PROXY_KEY when there are none (git-ignored).
  * 2. Applies the D1 migrations to the local database.
  * 3. Starts `wrangler dev` (local D1 and Durable Objects, offline).
  * 4. Creates (or finds) the demo chat room and its webhook.
@@ -25,15 +25,22 @@ function log(line: string): void {
   process.stderr.write(`[dev] ${line}\n`);
 }
 
-function ensureDevVars(): string {
+/** Appends `NAME=value` to .dev.vars when NAME is not there yet; returns its value. */
+function ensureDevVar(name: string, fresh: () => string): string {
   const path = '.dev.vars';
   const existing = existsSync(path) ? readFileSync(path, 'utf8') : '';
-  const match = /^ADMIN_TOKEN=(.+)$/m.exec(existing);
+  const match = new RegExp(`^${name}=(.+)$`, 'm').exec(existing);
   if (match) return match[1]!.trim();
-  const token = `sbt_dev_${randomBytes(24).toString('base64url')}`;
-  writeFileSync(path, `${existing}${existing && !existing.endsWith('\n') ? '\n' : ''}ADMIN_TOKEN=${token}\n`, { mode: 0o600 });
-  log('wrote a new ADMIN_TOKEN to .dev.vars');
-  return token;
+  const value = fresh();
+  writeFileSync(path, `${existing}${existing && !existing.endsWith('\n') ? '\n' : ''}${name}=${value}\n`, { mode: 0o600 });
+  log(`wrote a new ${name} to .dev.vars`);
+  return value;
+}
+
+function ensureDevVars(): string {
+  // The image proxy's signing key (src/chat/image-proxy): images in messages show through this origin.
+  ensureDevVar('IMAGE_PROXY_KEY', () => randomBytes(32).toString('base64url'));
+  return ensureDevVar('ADMIN_TOKEN', () => `sbt_dev_${randomBytes(24).toString('base64url')}`);
 }
 
 function wrangler(args: string[]): string {

@@ -7,6 +7,8 @@ import { createDb } from './db/client';
 import { tokensRoutes } from './tokens/tokens.routes';
 import { analyticsRoutes } from './analytics/analytics.routes';
 import { chatRoutes } from './chat/chat.routes';
+import { viewerLinksRoutes } from './chat/viewer-links/viewer-links.routes';
+import { imageProxyRoutes } from './chat/image-proxy/image-proxy.routes';
 import { apiCors } from './http/cors';
 import { clientsRoutes } from './oauth/clients.routes';
 import { tokenRoutes } from './oauth/token.routes';
@@ -56,6 +58,8 @@ export function createApp() {
   app.route('/', tokenRoutes);
   app.route('/', analyticsRoutes);
   app.route('/', chatRoutes);
+  app.route('/', viewerLinksRoutes);
+  app.route('/', imageProxyRoutes);
 
   app.notFound((c) => errorResponse(c, ApiError.notFound('No resource matches this method and path.')));
   app.onError((err, c) => errorResponse(c, toApiError(err, c.get('contextId') ?? 'unknown')));

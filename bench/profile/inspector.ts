@@ -266,19 +266,47 @@ export class HeapSampler {
   private peakBytes = 0;
   private timer: ReturnType<typeof setInterval> | undefined;
 
-  private constructor(private readonly cdp: Cdp) {}
+  private constructor(
+    private readonly cdp: Cdp,
+    private readonly withBuffers: boolean,
+  ) {}
 
-  static async open(url: string): Promise<HeapSampler> {
-    return new HeapSampler(await Cdp.open(url));
+  /**
+   * `withBuffers`: count ArrayBuffer backing stores (`backingStorageSize`: typed arrays, the bytes of
+   * an answer being written) with the heap, as a deployed isolate's 128 MB does.
+   */
+  static async open(url: string, withBuffers = false): Promise<HeapSampler> {
+    return new HeapSampler(await Cdp.open(url), withBuffers);
   }
 
   private async used(): Promise<number> {
-    return (await this.cdp.send<{ usedSize: number }>('Runtime.getHeapUsage')).usedSize;
+    const usage = await this.cdp.send<{ usedSize: number; backingStorageSize?: number }>('Runtime.getHeapUsage');
+    return usage.usedSize + (this.withBuffers ? (usage.backingStorageSize ?? 0) : 0);
   }
 
-  /** Collects garbage, then starts sampling every `everyMs`; answers the heap in use after the collection. */
-  async baseline(everyMs = 100): Promise<number> {
-    await this.cdp.send('HeapProfiler.collectGarbage');
+  /**
+   * Collects garbage, then starts sampling every `everyMs`; answers the heap in use after the collection.
+   * V8 answers a collection from a task of the isolate's, which workerd runs only while the isolate
+   * serves something: `poke` (e.g. a cheap request), when given, is called until the answer comes.
+   */
+  async baseline(everyMs = 100, poke?: () => Promise<unknown>): Promise<number> {
+    const collected = this.cdp.send('HeapProfiler.collectGarbage');
+    if (poke) {
+      let done = false;
+      collected.then(
+        () => {
+          done = true;
+        },
+        () => {
+          done = true;
+        },
+      );
+      while (!done) {
+        await poke().catch(() => undefined);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+    await collected;
     const used = await this.used();
     this.peakBytes = used;
     clearInterval(this.timer);
@@ -291,6 +319,16 @@ export class HeapSampler {
       );
     }, everyMs);
     return used;
+  }
+
+  /** The heap in use now, without collecting. */
+  now(): Promise<number> {
+    return this.used();
+  }
+
+  /** The peak seen since the baseline, sampling on. */
+  peak(): number {
+    return this.peakBytes;
   }
 
   /** Stops sampling; the peak seen since the baseline. */

@@ -19,6 +19,8 @@ import { d1File, measureFootprint, type Footprint } from '../lib/sqlite-file';
 import { percentile, timeRuns, type Timing } from '../lib/stats';
 import { migrate, peakRss, ROOT, startDev, type DevServer } from '../lib/wrangler';
 import { openDuckDb, openSqlite, type PeerEngine } from '../peers/engines';
+import { HeapSampler, inspectorTargets } from '../profile/inspector';
+import { measureHeap, worstShapes, type HeapCase } from '../profile/query-heap';
 import { preparePeerData, rowsOf } from '../peers/observations';
 import {
   assemble,
@@ -405,6 +407,10 @@ export async function queryScenario(ctx: AnalyticsContext): Promise<void> {
     const queries = benchQueries(ctx.spec.end, agentId);
     const post = (base: string, q: BenchQuery, encoding?: Encoding) => postQuery(base, ctx.token, q, encoding);
     const details: Record<string, unknown> = {};
+    details.heap = await heapPass(ctx, dev, scenario, [
+      ...queries.map((q) => ({ id: q.id, title: q.title, body: q.body })),
+      ...worstShapes(ctx.spec).filter((c) => !c.job),
+    ]);
 
     for (const q of queries) {
       // 1. The answers must agree before anything is timed. A refusal (413: the query passes a bound
@@ -547,6 +553,42 @@ export async function queryScenario(ctx: AnalyticsContext): Promise<void> {
     await dev.stop();
     for (const p of peers) await p.close();
   }
+}
+
+/**
+ * The Worker isolate's memory per query, one run each before anything is timed (an attached
+ * inspector slows the isolate, so its session is closed before the timing): V8's heap in use plus
+ * ArrayBuffer backing stores, sampled every 25 ms while the request runs, over the heap after a
+ * collection before it (bench/profile/query-heap.ts). A deployed isolate has 128 MB.
+ */
+async function heapPass(ctx: AnalyticsContext, dev: DevServer, scenario: string, cases: HeapCase[]): Promise<unknown> {
+  const url = (await inspectorTargets(dev.workerPid, ANALYTICS_INSPECTOR)).get('worker');
+  if (!url) {
+    progress('query heap: no inspector target for the Worker; not measured');
+    return undefined;
+  }
+  const heap = await HeapSampler.open(url, true);
+  let runs: Awaited<ReturnType<typeof measureHeap>>;
+  try {
+    runs = await measureHeap(dev.url, ctx.token, dev.workerPid, heap, cases, 1, 25, (line) => progress(`query heap: ${line}`));
+  } finally {
+    heap.close();
+  }
+  for (const c of cases) {
+    const run = runs[c.id]?.[0];
+    if (!run) continue;
+    ctx.results.add({
+      scenario,
+      metric: `${c.id}) Worker isolate heap peak (JS heap + ArrayBuffers; ${run.status}${c.id.startsWith('w') ? `, worst shape: ${c.title}` : ''})`,
+      value: run.peakMiB,
+      unit: 'MiB',
+      peer: 'heap before (after a collection)',
+      peerValue: run.beforeMiB,
+      target: '< 128 MiB, answered or refused (200/413)',
+      met: run.peakMiB < 128 && (run.status === 200 || run.status === 413),
+    });
+  }
+  return runs;
 }
 
 /** Network errors seen (and retried) while timing: a keep-alive socket closed under the client, usually. */

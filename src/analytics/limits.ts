@@ -37,9 +37,20 @@ export const ANALYTICS_LIMITS = {
    * Most conversations one query may read from the raw rows (queries the rollups cannot answer):
    * decoding and adding one costs ~20 µs in workerd on the 2-core machine (100,000 in ~2 s, measured by
    * test/analytics/query-bounds.test.ts), so a raw query stays within a few seconds of CPU, read in pages
-   * of 2,000 rows; beyond it 413 asking to narrow the query.
+   * of at most 500 rows; beyond it 413 asking to narrow the query.
    */
   maxRawConversations: 100_000,
+  /**
+   * Most bytes of encoded observations (the raw rows' `data`) one query may read, and most in one
+   * page of the read: conversations alone bound neither, as one conversation may carry tens of
+   * thousands of observations. Both counted before decoding (length(data) in SQL); the whole query's
+   * estimated before its first page, so a query beyond it is refused (413) without reading it. A
+   * simulated conversation holds ~570 bytes: 64 MiB is ~115,000 of them, so maxRawConversations binds
+   * first for ordinary records. A page holds at most rawPageBytes (one row, if a row alone is larger;
+   * the largest row of each span class sets its page size), twice that as hex text while it is decoded.
+   */
+  maxRawBytes: 64 * 1024 * 1024,
+  rawPageBytes: 1024 * 1024,
   /**
    * Raw-path queries one isolate computes at once, and how many may wait for their turn
    * (query/raw-gate.ts); one more: 429 with Retry-After. Rollup queries are not counted.

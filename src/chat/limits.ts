@@ -55,6 +55,12 @@ export const CHAT_LIMITS = {
   /** `GET /api/v1/webhooks/{id}/deliveries?limit=`: default and maximum. */
   deliveryLogPageDefault: 50,
   deliveryLogPageMax: 100,
+  /** Viewer links (chat/viewer-links) one room holds; one more: 409. */
+  viewerLinksPerRoom: 20,
+  /** A viewer link's label ("Lobby TV"), trimmed, as long as a room's name may be. */
+  viewerLinkLabelChars: 100,
+  /** A viewer link's `lastUsedAt` is written at most this often (not on every history read). */
+  viewerLinkLastUsedMs: 60_000,
 } as const;
 
 /**
@@ -85,6 +91,17 @@ export const WEBHOOK_KINDS = ['generic', 'jenkins', 'jira', 'github', 'bitbucket
 export type WebhookKind = (typeof WEBHOOK_KINDS)[number];
 
 export const WEBHOOK_PATH = '/webhooks/api/v1/webhook/';
+
+/**
+ * A viewer link is the room page's URL with the secret in the fragment (`/rooms/<id>#view=<secret>`):
+ * browsers send neither the fragment nor, with the page's no-referrer policy, the URL to anyone, so the
+ * secret reaches no server log; the page stores it and removes it from the address bar.
+ */
+export const VIEWER_LINK_PARAM = 'view';
+
+export function viewerLinkUrl(origin: string, roomId: string, secret: string): string {
+  return `${origin}/rooms/${roomId}#${VIEWER_LINK_PARAM}=${secret}`;
+}
 
 /** A webhook's icon when it has no `avatarUrl`: one per kind, served with the room page's assets. */
 export function defaultIconUrl(kind: string): string {

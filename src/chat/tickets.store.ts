@@ -1,11 +1,12 @@
 import { and, eq, gt, lte, min, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
-import { oauthClients, tokens, viewerSessions, wsTickets } from '../db/schema';
+import { oauthClients, tokens, viewerLinks, viewerSessions, wsTickets } from '../db/schema';
 import { ApiError } from '../http/api-error';
 import { sha256Hex } from '../http/secrets';
 import { storeUnavailable } from './chat-errors';
 import { CHAT_LIMITS } from './limits';
 import { roomStub } from './stubs';
+import { VIEWER_LINK_PRINCIPAL_PREFIX } from './viewer-links/viewer-links.store';
 
 /** ADMIN_TOKEN's principal (http/auth.ts): no row in `tokens`, never revoked through the API. */
 const ADMIN_TOKEN_ID = 'admin';
@@ -72,10 +73,12 @@ export async function redeemTicket(db: Db, ticket: string, roomId: string): Prom
         eq(wsTickets.roomId, roomId),
         gt(wsTickets.expiresAt, now),
         sql`${wsTickets.usedAt} IS NULL`,
-        // The principal's id: an API token's, or an OAuth client's for a client-credentials access token.
+        // The principal's id: an API token's, an OAuth client's for a client-credentials access token,
+        // or a viewer link's current secret's (viewer-links/), for its own room.
         sql`(${wsTickets.tokenId} = ${ADMIN_TOKEN_ID}
           OR EXISTS (SELECT 1 FROM ${tokens} WHERE ${tokens.id} = ${wsTickets.tokenId} AND ${tokens.revokedAt} IS NULL)
-          OR EXISTS (SELECT 1 FROM ${oauthClients} WHERE ${oauthClients.id} = ${wsTickets.tokenId} AND ${oauthClients.revokedAt} IS NULL))`,
+          OR EXISTS (SELECT 1 FROM ${oauthClients} WHERE ${oauthClients.id} = ${wsTickets.tokenId} AND ${oauthClients.revokedAt} IS NULL)
+          OR EXISTS (SELECT 1 FROM ${viewerLinks} WHERE ${viewerLinks.principalId} = ${wsTickets.tokenId} AND ${viewerLinks.roomId} = ${wsTickets.roomId}))`,
       ),
     )
     .returning({ tokenId: wsTickets.tokenId });
@@ -98,9 +101,15 @@ export async function recordViewerSession(db: Db, tokenId: string, roomId: strin
   ]);
 }
 
-/** Whether the token (or the OAuth client, for an access token) is still valid (not revoked); ADMIN_TOKEN always is. */
+/**
+ * Whether the token (or the OAuth client, for an access token; or the viewer link, while this is its
+ * current secret's principal) is still valid (not revoked); ADMIN_TOKEN always is.
+ */
 export async function tokenActive(db: Db, tokenId: string): Promise<boolean> {
   if (tokenId === ADMIN_TOKEN_ID) return true;
+  if (tokenId.startsWith(VIEWER_LINK_PRINCIPAL_PREFIX)) {
+    return (await db.select({ id: viewerLinks.id }).from(viewerLinks).where(eq(viewerLinks.principalId, tokenId)).get()) !== undefined;
+  }
   const row =
     (await db.select({ revokedAt: tokens.revokedAt }).from(tokens).where(eq(tokens.id, tokenId)).get()) ??
     (await db.select({ revokedAt: oauthClients.revokedAt }).from(oauthClients).where(eq(oauthClients.id, tokenId)).get());

@@ -3,7 +3,6 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { messages } from '../db/schema';
 import { ApiError } from '../http/api-error';
-import { assertPermission, authenticate, requirePermission } from '../http/auth';
 import type { AppEnv } from '../http/context';
 import { validQuery } from '../http/validate';
 import { roomNotFound, storeUnavailable } from './chat-errors';
@@ -13,6 +12,7 @@ import { uuidParam } from './params';
 import { PROTOCOL } from './protocol';
 import { getRoom, messageFromRow } from './rooms.store';
 import { issueTicket, recordViewerSession, redeemTicket, tokenActive } from './tickets.store';
+import { authenticateRoomReader, roomReader } from './viewer-links/viewer-link-auth';
 
 const seqParam = z
   .string()
@@ -69,7 +69,8 @@ const wsQuery = z.object({
 });
 
 const roomId = uuidParam('No room has this id.');
-const reader = requirePermission('chat:read');
+/** chat:read, or a viewer link of this room (viewer-links/). */
+const reader = roomReader;
 
 export const viewersRoutes = new Hono<AppEnv>()
   /**
@@ -83,7 +84,7 @@ export const viewersRoutes = new Hono<AppEnv>()
     return c.json({ ticket, roomId: room.id, expiresAt, room }, 201);
   })
 
-  /** Live viewer: bearer header with chat:read, or `?ticket=`. Replay with `after=` or `tail=`. */
+  /** Live viewer: bearer header with chat:read (or this room's viewer link), or `?ticket=`. Replay with `after=` or `tail=`. */
   .get('/api/v1/rooms/:id/ws', roomId, validQuery(wsQuery), async (c) => {
     if (c.req.header('Upgrade')?.toLowerCase() !== 'websocket') {
       throw new ApiError(426, 'upgrade.required', 'This endpoint is a WebSocket: send Upgrade: websocket.', [], { Upgrade: 'websocket' });
@@ -94,9 +95,7 @@ export const viewersRoutes = new Hono<AppEnv>()
     const header = c.req.header('Authorization');
     let tokenId: string;
     if (header !== undefined || ticket === undefined) {
-      const principal = await authenticate(c, header);
-      assertPermission(principal, 'chat:read');
-      tokenId = principal.tokenId;
+      tokenId = (await authenticateRoomReader(c, header, id)).tokenId;
     } else {
       const owner = await redeemTicket(c.var.db, ticket, id);
       if (owner === null)

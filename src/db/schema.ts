@@ -300,6 +300,33 @@ export const viewerSessions = sqliteTable(
 );
 
 /**
+ * Read-only links to one room (chat/viewer-links): only the SHA-256 of the secret is kept; the secret
+ * is shown once, on creation and on rotation. `principal_id` is who the current secret acts as
+ * (WebSocket tickets, sockets, viewer_sessions): rotation replaces it with the secret, so what the old
+ * secret opened stops being honoured. Deleting the room deletes its links.
+ */
+export const viewerLinks = sqliteTable(
+  'viewer_links',
+  {
+    id: text('id').primaryKey(),
+    roomId: text('room_id')
+      .notNull()
+      .references(() => rooms.id, { onDelete: 'cascade' }),
+    label: text('label').notNull(),
+    secretHash: text('secret_hash').notNull(),
+    principalId: text('principal_id').notNull(),
+    createdAt: text('created_at').notNull(),
+    rotatedAt: text('rotated_at'),
+    lastUsedAt: text('last_used_at'),
+  },
+  (t) => [
+    uniqueIndex('viewer_links_secret_hash').on(t.secretHash),
+    uniqueIndex('viewer_links_principal_id').on(t.principalId),
+    index('viewer_links_room_id').on(t.roomId, t.createdAt),
+  ],
+);
+
+/**
  * OAuth 2 clients (client-credentials grant, as Genesys Cloud has it). Only the SHA-256 of the secret
  * is kept; the secret is shown once, on creation. A revoked client keeps its row (audits) and loses
  * every access token issued to it.

@@ -3,7 +3,7 @@ import type { DomainError } from '../errors';
 
 /**
  * Genesys Cloud's ErrorBody codes, plus the few this service adds (`payload.too.large`,
- * `service.unavailable`, `webhook.inactive`, `conflict`, `bad.signature`). Every error answer of every
+ * `service.unavailable`, `webhook.inactive`, `conflict`, `bad.signature`, `bad.gateway`). Every error answer of every
  * route carries one of these in `code`.
  */
 export type ErrorCode =
@@ -22,9 +22,11 @@ export type ErrorCode =
   | 'internal.server.error'
   | 'service.unavailable'
   | 'webhook.inactive'
-  /** A webhook with a shared secret got a post whose HMAC signature is missing or wrong (401). */
+  /** A webhook with a shared secret got a post whose HMAC signature is missing or wrong (401); an image-proxy URL not signed here (403). */
   | 'bad.signature'
-  | 'upgrade.required';
+  | 'upgrade.required'
+  /** The image proxy (chat/image-proxy) could not serve an image from its host (502). */
+  | 'bad.gateway';
 
 export interface ErrorDetail {
   errorCode: string;

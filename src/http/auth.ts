@@ -2,7 +2,7 @@ import { createMiddleware } from 'hono/factory';
 import { and, eq, gt, isNull } from 'drizzle-orm';
 import { ApiError } from './api-error';
 import type { AppEnv, Principal } from './context';
-import { ACCESS_TOKEN_PREFIX, secretsEqual, sha256Hex } from './secrets';
+import { ACCESS_TOKEN_PREFIX, secretsEqual, sha256Hex, VIEWER_LINK_PREFIX } from './secrets';
 import { oauthAccessTokens, oauthClients, tokens } from '../db/schema';
 import { PERMISSIONS, type Permission } from './permissions';
 
@@ -29,7 +29,7 @@ async function resolveAccessToken(
 }
 
 /** Extracts the bearer token; a missing or non-Bearer Authorization header carries no token. */
-function bearerToken(header: string | undefined): string | undefined {
+export function bearerToken(header: string | undefined): string | undefined {
   const match = /^Bearer[ \t]+([^\s]+)[ \t]*$/i.exec(header ?? '');
   return match?.[1];
 }
@@ -60,6 +60,14 @@ export async function authenticate(c: { env: Env; var: AppEnv['Variables'] }, he
   const token = bearerToken(header);
   if (!token) {
     throw new ApiError(401, 'authentication.required', 'No authentication bearer token specified in authorization header.');
+  }
+  if (token.startsWith(VIEWER_LINK_PREFIX)) {
+    // Only the room reader routes take one (chat/viewer-links/viewer-link-auth.ts).
+    throw new ApiError(
+      401,
+      'bad.credentials',
+      "A viewer link opens only its own room's page, WebSocket and history; this request needs an API token.",
+    );
   }
   const principal = await resolvePrincipal(c.env, c.var.db, token);
   if (!principal) throw new ApiError(401, 'bad.credentials', 'Invalid login credentials.');

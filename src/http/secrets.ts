@@ -32,12 +32,18 @@ async function knownDigest(secret: string): Promise<ArrayBuffer> {
 }
 
 /** A fresh bearer token: a prefix that makes leaked tokens greppable, then 256 random bits. */
-export function newToken(): string {
+export function newToken(prefix = 'sbt_'): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
   let binary = '';
   for (const b of bytes) binary += String.fromCharCode(b);
-  return `sbt_${btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}`;
+  return `${prefix}${btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}`;
 }
 
 /** OAuth access tokens (`POST /oauth/token`) start with this, so auth.ts tells them from API tokens (`sbt_`) without a second lookup. */
 export const ACCESS_TOKEN_PREFIX = 'sba_';
+
+/**
+ * A viewer link's secret (chat/viewer-links) starts with this: it opens one room's page, ticket and
+ * history only, so every other route refuses it without looking it up.
+ */
+export const VIEWER_LINK_PREFIX = 'sbv_';

@@ -6,6 +6,9 @@ import { DomainError } from '../../src/errors';
 import { ANALYTICS_LIMITS } from '../../src/analytics/limits';
 import { Aggregation } from '../../src/analytics/query/aggregate';
 import { compileFilter } from '../../src/analytics/query/filter';
+import { prepareQuery } from '../../src/analytics/query/prepare';
+import { aggregateQuerySchema } from '../../src/analytics/query/query.schema';
+import { readInto } from '../../src/analytics/query/query.store';
 import { answerJson } from '../../src/analytics/query/results-json';
 import { DEFAULT_SERVICE_LEVEL } from '../../src/analytics/settings/service-level.settings';
 import { simulateConversations } from '../../scripts/simulator';
@@ -111,6 +114,72 @@ describe('raw reads are bounded in conversations', () => {
     const narrow = await queryOk({ interval: hour, groupBy: ['wrapUpCode'], metrics: ['tHandle'] });
     expect(narrow.source).toBe('raw');
     expect(narrow.results.length).toBeGreaterThan(0);
+  });
+});
+
+describe('raw reads are bounded in bytes', () => {
+  /** Where the large rows lie: two years later, apart from the copies above. */
+  const FAT_SHIFT = 2 * BULK_SHIFT;
+  const fatDay = `${iso(END + FAT_SHIFT - DAY)}/${iso(END + FAT_SHIFT)}`;
+
+  it('a raw query over more encoded bytes than maxRawBytes answers 413 before decoding any of them', async () => {
+    const rowBytes = 1024 * 1024;
+    const rows = Math.floor(ANALYTICS_LIMITS.maxRawBytes / rowBytes) + 1;
+    // Few conversations, each far larger than any ingest writes; the blob is no valid encoding, so
+    // reading a single row would answer 500, not 413: the refusal comes from the estimate alone.
+    const one = await env.DB.prepare('SELECT first_emit, last_emit, span_class FROM conversations LIMIT 1').first<{
+      first_emit: number;
+      last_emit: number;
+      span_class: number;
+    }>();
+    const dayStart = END + FAT_SHIFT - DAY;
+    await env.DB.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
+       INSERT INTO conversations (id, first_emit, last_emit, span_class, version, data)
+       SELECT 'fat-' || i, ?2, ?3, ?4, 1, zeroblob(?5) FROM n`,
+    )
+      .bind(rows, dayStart + 1_000, dayStart + 1_000 + (one!.last_emit - one!.first_emit), one!.span_class, rowBytes)
+      .run();
+    expect(rows).toBeLessThan(ANALYTICS_LIMITS.maxRawConversations);
+
+    const res = await query({ interval: fatDay, granularity: 'P1D', groupBy: ['wrapUpCode'], metrics: ['tHandle'] });
+    expectError(res, 413, 'payload.too.large');
+    expect(res.body).toMatchObject({
+      status: 413,
+      code: 'payload.too.large',
+      message:
+        'The query would read more than 67,108,864 bytes of raw observations (conversations carrying many observations each; ' +
+        'they are read when the rollups cannot answer). Narrow the query: a shorter interval, a coarser granularity, fewer ' +
+        'groupBy dimensions or metrics, or a filter. Or submit it as an asynchronous aggregate job ' +
+        '(POST /api/v2/analytics/conversations/aggregates/jobs), which answers in pages.',
+      errors: [],
+    });
+    expect(ANALYTICS_LIMITS.maxRawBytes).toBe(64 * 1024 * 1024);
+    // The rollups never held these rows: the same day from them answers, with nothing.
+    expect((await queryOk({ interval: fatDay, granularity: 'P1D', groupBy: ['queueId'], metrics: ['tHandle'] })).results).toEqual([]);
+    await env.DB.prepare(`DELETE FROM conversations WHERE id LIKE 'fat-%'`).run();
+  });
+
+  it('pages cut by bytes read every conversation once: the answer equals the one read in whole pages', async () => {
+    // Six hours: ~1,000 conversations with the copies above, one or two a page.
+    const interval = `${iso(END - DAY)}/${iso(END - DAY + 6 * 3_600_000)}`;
+    const body = aggregateQuerySchema.parse({ interval, granularity: 'PT1H', groupBy: ['wrapUpCode', 'userId'] });
+    const answer = async (rawPageBytes?: number) => {
+      const { spec, read, plan } = prepareQuery(body);
+      const aggregation = new Aggregation(spec);
+      const result = await readInto(env.DB, { ...read, ...(rawPageBytes ? { rawPageBytes } : {}) }, aggregation);
+      const intervalOf = (b: number) => `${plan.boundaries[b]}/${plan.boundaries[b + 1]}`;
+      return { result, text: new TextDecoder().decode(await answerJson(aggregation, DEFAULT_SERVICE_LEVEL, intervalOf)) };
+    };
+    const whole = await answer();
+    // About two conversations a page (each ~600 bytes), and a row larger than the budget alone.
+    for (const pageBytes of [1_500, 1]) {
+      const cut = await answer(pageBytes);
+      expect(cut.result.conversations).toBe(whole.result.conversations);
+      expect(cut.result.bytes).toBe(whole.result.bytes);
+      expect(cut.text).toBe(whole.text);
+    }
+    expect(whole.result.conversations).toBeGreaterThan(100);
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { GROWTH, growthRatio, LINEAR_RATIO_MAX } from '../support/growth';
 import { isAllowedHtml, renderMarkdown } from '../../src/chat/markdown';
+import { imageSigner } from '../../src/chat/image-proxy/sign';
 import { xssVectors } from '../e2e/support/xss-vectors';
 
 /*
@@ -89,7 +90,8 @@ const DANGEROUS_TAGS = new Set([
   'animate',
   'set',
   'image',
-  // Images are shown as links: an <img> would make every viewer's browser fetch the sender's URL.
+  // Without the image proxy images are links: an <img> would make every viewer's browser fetch the
+  // sender's URL. With it, only an <img> whose src is a signed path on the page's own origin passes (proxiedImageProblems).
   'img',
   'picture',
 ]);
@@ -204,7 +206,59 @@ async function rewriterElements(html: string): Promise<{ elements: SeenElement[]
   return { elements, comments };
 }
 
-function elementProblems({ name, closing, attributes }: SeenElement): string[] {
+/** The key of the renderings with the image proxy below (IMAGE_PROXY_KEY). */
+const PROXY_KEY = 'markdown-test-image-proxy-key-0123456789';
+const images = imageSigner({ IMAGE_PROXY_KEY: PROXY_KEY });
+
+/**
+ * An <img> with the image proxy: only src, alt, title and loading; src a path on the page's own
+ * origin, `/image-proxy` with an https `u`, the two query parameters and nothing else. Its signature
+ * is checked with WebCrypto in expectHarmless (the renderer signs with its own HMAC code).
+ */
+function proxiedImageProblems({ attributes }: SeenElement): string[] {
+  const problems: string[] = [];
+  for (const [attr, raw] of attributes) {
+    if (!['src', 'alt', 'title', 'loading'].includes(attr)) problems.push(`undocumented attribute ${attr} on <img>`);
+    const { text } = decodeAttribute(raw);
+    if (attr === 'loading' && text !== 'lazy') problems.push(`loading is ${text}`);
+    if (attr !== 'src') continue;
+    if (!text.startsWith('/') || text.startsWith('//') || text.includes('\\')) {
+      problems.push(`img src not a path on this origin: ${raw}`);
+      continue;
+    }
+    const url = new URL(text, 'https://room.example');
+    const u = url.searchParams.get('u') ?? '';
+    if (url.origin !== 'https://room.example' || url.pathname !== '/image-proxy') problems.push(`img src not the proxy: ${raw}`);
+    if ([...url.searchParams.keys()].join() !== 'u,s') problems.push(`img src parameters: ${raw}`);
+    if (browserScheme(u) !== 'https') problems.push(`proxied image not https: ${u}`);
+  }
+  if (!attributes.some(([n]) => n === 'src')) problems.push('<img> without src');
+  return problems;
+}
+
+/** The `s` of a proxied src, computed with WebCrypto from the documented scheme, not the renderer's code. */
+async function independentlySigned(url: string): Promise<string> {
+  const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(PROXY_KEY), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const mac = new Uint8Array(await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(`switchboard image-proxy v1\n${url}`)));
+  return btoa(String.fromCharCode(...mac))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
+}
+
+async function signatureValid(src: string): Promise<boolean> {
+  const url = new URL(decodeAttribute(src).text, 'https://room.example');
+  const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(PROXY_KEY), { name: 'HMAC', hash: 'SHA-256' }, false, [
+    'verify',
+  ]);
+  const s = (url.searchParams.get('s') ?? '').replace(/-/g, '+').replace(/_/g, '/');
+  const signature = Uint8Array.from(atob(s), (ch) => ch.charCodeAt(0));
+  const message = new TextEncoder().encode(`switchboard image-proxy v1\n${url.searchParams.get('u')}`);
+  return crypto.subtle.verify('HMAC', key, signature, message);
+}
+
+function elementProblems({ name, closing, attributes }: SeenElement, proxied = false): string[] {
+  if (proxied && name === 'img') return proxiedImageProblems({ name, closing, attributes });
   const problems: string[] = [];
   if (DANGEROUS_TAGS.has(name)) problems.push(`dangerous tag <${name}>`);
   if (!DOCUMENTED_TAGS.has(name)) problems.push(`undocumented tag <${name}>`);
@@ -231,16 +285,21 @@ function elementProblems({ name, closing, attributes }: SeenElement): string[] {
   return problems;
 }
 
-async function expectHarmless(html: string): Promise<void> {
+/** `proxied`: rendered with the image proxy's signer, so a signed same-origin <img> may appear. */
+async function expectHarmless(html: string, proxied = false): Promise<void> {
   const simple = tokenizeTags(html);
   const rewritten = await rewriterElements(html);
   const problems = [
     ...simple.problems,
-    ...simple.elements.flatMap(elementProblems),
-    ...rewritten.elements.flatMap(elementProblems),
+    ...simple.elements.flatMap((e) => elementProblems(e, proxied)),
+    ...rewritten.elements.flatMap((e) => elementProblems(e, proxied)),
     ...(rewritten.comments > 0 ? ['an HTML comment survived'] : []),
   ];
   expect(problems, html).toEqual([]);
+  for (const img of rewritten.elements.filter((e) => e.name === 'img')) {
+    const src = img.attributes.find(([n]) => n === 'src')?.[1] ?? '';
+    expect(await signatureValid(src), src).toBe(true);
+  }
   // Both readers must agree on what elements exist (no tokenizer differential to hide in).
   const startTags = simple.elements.filter((e) => !e.closing).map((e) => e.name);
   expect(
@@ -254,6 +313,8 @@ interface Vector {
   md: string;
   /** Text that must be shown, escaped, so a reader sees what was attempted. */
   visible?: string;
+  /** The same with the image proxy, where it differs (an image's alt text is its <img>'s alt). */
+  visibleProxied?: string;
 }
 
 const VECTORS: Record<string, Vector[]> = {
@@ -355,12 +416,14 @@ const VECTORS: Record<string, Vector[]> = {
       label: 'HTML in the alt text',
       md: '![<img src=x onerror=alert(1)>](https://ok.example/a.png)',
       visible: 'target="_blank">&lt;img src=x onerror=alert(1)&gt;</a>',
+      visibleProxied: ' alt="&lt;img src=x onerror=alert(1)&gt;" loading="lazy"></a>',
     },
     { label: 'protocol-relative src', md: '![x](//evil.example/a.png)' },
     {
       label: 'quote in the alt text',
       md: '![a" onerror="alert(1)](https://ok.example/a.png)',
       visible: 'target="_blank">a&quot; onerror=&quot;alert(1)</a>',
+      visibleProxied: ' alt="a&quot; onerror=&quot;alert(1)" loading="lazy"></a>',
     },
   ],
   'reference links': [
@@ -560,7 +623,7 @@ describe('renderMarkdown: XSS vectors (OWASP filter-evasion style) render harmle
     for (const { payload } of messages) await expectHarmless(renderMarkdown(payload));
   });
 
-  it('lets no <img> through, whatever the input: images are links, raw HTML is text', async () => {
+  it('without the image proxy (no IMAGE_PROXY_KEY), lets no <img> through: images are links, raw HTML is text', async () => {
     const inputs = [
       ...ALL_VECTORS.map((v) => v.md),
       '![a](https://x.example/a.png)',
@@ -579,6 +642,81 @@ describe('renderMarkdown: XSS vectors (OWASP filter-evasion style) render harmle
         (await rewriterElements(html)).elements.map((e) => e.name),
         md,
       ).not.toContain('img');
+    }
+  });
+});
+
+describe('renderMarkdown with the image proxy (IMAGE_PROXY_KEY): the same vectors stay harmless', () => {
+  for (const [family, vectors] of Object.entries(VECTORS)) {
+    it(`${family}: every vector, its only <img> a signed path on this origin`, async () => {
+      for (const { md, visible, visibleProxied } of vectors) {
+        const html = renderMarkdown(md, { images });
+        await expectHarmless(html, true);
+        const shown = visibleProxied ?? visible;
+        if (shown !== undefined) expect(html, md).toContain(shown);
+      }
+    });
+  }
+
+  it('keeps every vector harmless when they are combined, nested and interleaved', async () => {
+    let seed = 11;
+    const random = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const wrappers = [
+      '**',
+      '_',
+      '~~',
+      '> ',
+      '- ',
+      '1. ',
+      '# ',
+      '| x |\n|---|\n| ',
+      '[',
+      '](',
+      ')',
+      '![',
+      '![a](https://ok.example/',
+      '\n',
+      '\n\n',
+      '`',
+    ];
+    for (let i = 0; i < 300; i++) {
+      let md = '';
+      for (let j = 0; j < 4; j++) {
+        md += (wrappers[random(wrappers.length)] ?? '') + (ALL_VECTORS[random(ALL_VECTORS.length)]?.md ?? '');
+      }
+      await expectHarmless(renderMarkdown(md, { images }), true);
+    }
+  });
+
+  it('keeps every message vector of the browser suite (test/e2e/support/xss-vectors.ts) harmless', async () => {
+    for (const { payload } of xssVectors().filter((v) => v.field === 'message')) {
+      await expectHarmless(renderMarkdown(payload, { images }), true);
+    }
+  });
+
+  it('proxies only markdown images on allowed https hosts; raw HTML <img> stays text', async () => {
+    const cases: Array<[string, number]> = [
+      ['![a](https://x.example/a.png)', 1],
+      ['<img src="https://x.example/a.png">', 0],
+      ['<IMG SRC=https://x.example/a.png>', 0],
+      ['![a][r]\n\n[r]: https://x.example/a.png', 1],
+      ['[![a](https://x.example/a.png)](https://x.example)', 1],
+      ['| x |\n|---|\n| ![a](https://x.example/a.png) |', 1],
+      ['> - ![a](https://x.example/a.png) ![b](https://x.example/b.png)', 2],
+      ['![a](http://x.example/a.png)', 0],
+      ['![a](https://localhost/a.png)', 0],
+      ['![a](https://192.168.1.1/a.png)', 0],
+      ['![a](https://x.example:8443/a.png)', 0],
+      ['![a](//x.example/a.png)', 0],
+      ['![a](/image-proxy?u=https://x.example/a.png&s=forged)', 0],
+    ];
+    for (const [md, count] of cases) {
+      const html = renderMarkdown(md, { images });
+      await expectHarmless(html, true);
+      expect((await rewriterElements(html)).elements.filter((e) => e.name === 'img').length, md).toBe(count);
     }
   });
 });
@@ -631,6 +769,37 @@ describe('renderMarkdown: legitimate markdown', () => {
   it('renders an image without alt text as a link showing its URL', () => {
     expect(renderMarkdown('![](https://ci.example.com/b.svg?x=1&y=2)')).toBe(
       '<p><a href="https://ci.example.com/b.svg?x=1&amp;y=2" rel="noopener noreferrer nofollow" target="_blank">https://ci.example.com/b.svg?x=1&amp;y=2</a></p>\n',
+    );
+  });
+
+  it('with the image proxy, renders an https image as its proxied <img> inside a link to it', async () => {
+    const src = await independentlySigned('https://ci.example.com/badge.svg');
+    expect(renderMarkdown('![build *status*](https://ci.example.com/badge.svg "CI")', { images })).toBe(
+      '<p><a href="https://ci.example.com/badge.svg" rel="noopener noreferrer nofollow" target="_blank">' +
+        `<img src="/image-proxy?u=https%3A%2F%2Fci.example.com%2Fbadge.svg&amp;s=${src}" alt="build status" title="CI" loading="lazy"></a></p>\n`,
+    );
+  });
+
+  it('with the image proxy, encodes the image URL once more inside the proxied src', async () => {
+    const url = 'https://ci.example.com/b.svg?x=1&y=%C3%A9%20';
+    const src = await independentlySigned(url);
+    expect(renderMarkdown('![](https://ci.example.com/b.svg?x=1&y=é%20)', { images })).toBe(
+      '<p><a href="https://ci.example.com/b.svg?x=1&amp;y=%C3%A9%20" rel="noopener noreferrer nofollow" target="_blank">' +
+        `<img src="/image-proxy?u=https%3A%2F%2Fci.example.com%2Fb.svg%3Fx%3D1%26y%3D%25C3%25A9%2520&amp;s=${src}" alt="" loading="lazy"></a></p>\n`,
+    );
+  });
+
+  it('with the image proxy, renders a badge inside a link as the proxied <img> inside the outer link', async () => {
+    const src = await independentlySigned('https://ci.example.com/b.svg');
+    expect(renderMarkdown('[![build](https://ci.example.com/b.svg)](https://ci.example.com/job/1)', { images })).toBe(
+      '<p><a href="https://ci.example.com/job/1" rel="noopener noreferrer nofollow" target="_blank">' +
+        `<img src="/image-proxy?u=https%3A%2F%2Fci.example.com%2Fb.svg&amp;s=${src}" alt="build" loading="lazy"></a></p>\n`,
+    );
+  });
+
+  it('with the image proxy, keeps an http: image a link (the proxy fetches https only)', () => {
+    expect(renderMarkdown('![graph](http://grafana.example.com/g.png)', { images })).toBe(
+      '<p><a href="http://grafana.example.com/g.png" rel="noopener noreferrer nofollow" target="_blank">graph</a></p>\n',
     );
   });
 
@@ -751,8 +920,14 @@ describe("isAllowedHtml (the renderer's own last check)", () => {
     ).toBe(true);
   });
 
-  it('rejects an <img>, even with an https source (images are shown as links)', () => {
+  it('rejects an <img> with an https source: only the image proxy’s signed paths', () => {
     expect(isAllowedHtml('<img src="https://x.example/a.png" alt="a &quot;b&quot;">')).toBe(false);
+    const s = 'A'.repeat(43);
+    expect(isAllowedHtml(`<img src="/image-proxy?u=https%3A%2F%2Fx.example%2Fa.png&amp;s=${s}" alt="a" loading="lazy">`)).toBe(true);
+    expect(isAllowedHtml(`<img src="//evil.example/image-proxy?u=x&amp;s=${s}" alt="">`)).toBe(false);
+    expect(isAllowedHtml(`<img src="/image-proxy?u=x&amp;s=${s}&amp;x=1" alt="">`)).toBe(false);
+    expect(isAllowedHtml(`<img src="/image-proxy?u=x&amp;s=${s}" onerror="alert(1)">`)).toBe(false);
+    expect(isAllowedHtml(`<img src="/image-proxy?u=x&amp;s=${s}" loading="eager">`)).toBe(false);
   });
 
   it.each([

@@ -55,6 +55,12 @@ let adminMessageId: string | undefined;
 const adminMessage = async () =>
   (adminMessageId ??= (await admin<{ messageId: string }>('POST', `/api/v1/rooms/${ids.room}/messages`, { message: 'mine' })).messageId);
 
+/** A viewer link's path (in a room of its own: a room holds a bounded number of links). */
+const freshViewerLink = async () => {
+  const room = await freshRoom();
+  return `/api/v1/rooms/${room}/viewer-links/${(await admin<{ id: string }>('POST', `/api/v1/rooms/${room}/viewer-links`, { label: 'sweep' })).id}`;
+};
+
 /** Every route: `METHOD path` exactly as Hono lists it. */
 const freshClient = async () =>
   (
@@ -184,6 +190,27 @@ const TABLE: Record<string, Row> = {
   },
   'GET /api/v1/rooms/:id/ws': { needs: 'chat:read', ok: 101, prepare: async () => ({ path: `/api/v1/rooms/${ids.room}/ws`, headers: ws }) },
   'GET /api/v1/rooms/:id/messages': { needs: 'chat:read', ok: 200, prepare: async () => ({ path: `/api/v1/rooms/${ids.room}/messages` }) },
+  'POST /api/v1/rooms/:id/viewer-links': {
+    needs: 'chat:admin',
+    ok: 201,
+    // A fresh room each time: a room holds at most CHAT_LIMITS.viewerLinksPerRoom links.
+    prepare: async () => ({ path: `/api/v1/rooms/${await freshRoom()}/viewer-links`, json: { label: 'sweep' } }),
+  },
+  'GET /api/v1/rooms/:id/viewer-links': {
+    needs: 'chat:admin',
+    ok: 200,
+    prepare: async () => ({ path: `/api/v1/rooms/${ids.room}/viewer-links` }),
+  },
+  'POST /api/v1/rooms/:id/viewer-links/:linkId/rotate': {
+    needs: 'chat:admin',
+    ok: 200,
+    prepare: async () => ({ path: `${await freshViewerLink()}/rotate` }),
+  },
+  'DELETE /api/v1/rooms/:id/viewer-links/:linkId': {
+    needs: 'chat:admin',
+    ok: 204,
+    prepare: async () => ({ path: await freshViewerLink() }),
+  },
   'POST /api/v1/webhooks': {
     needs: 'chat:admin',
     ok: 201,
@@ -244,6 +271,13 @@ const TABLE: Record<string, Row> = {
   'GET /rooms/:id': { needs: 'public', ok: 200, prepare: async () => ({ path: `/rooms/${ids.room}` }) },
   // Public: the admin page asks for a chat:admin token itself; the HTML holds nothing.
   'GET /admin': { needs: 'public', ok: 200, prepare: async () => ({ path: '/admin' }) },
+  // Public: the URL's signature is the credential; any Authorization header is ignored. This Worker has no
+  // IMAGE_PROXY_KEY, so 404 (with one: test/chat/image-proxy.test.ts).
+  'GET /image-proxy': {
+    needs: 'public',
+    ok: 404,
+    prepare: async () => ({ path: `/image-proxy?u=${encodeURIComponent('https://img.example.com/a.png')}&s=${'A'.repeat(43)}` }),
+  },
 };
 
 type Credential = 'none' | 'malformed header' | 'unknown token' | 'revoked token' | 'lacking the permission' | 'valid token';
@@ -360,5 +394,32 @@ describe('the auth sweep', () => {
     }
     expect(failures).toEqual([]);
     expect(checked).toBe(Object.keys(TABLE).length * (1 + MALFORMED.length + UNKNOWN.length + 3));
+  }, 120_000);
+
+  it("refuses a viewer link on every route but its own room's ticket, history and WebSocket", async () => {
+    ids.room = await freshRoom();
+    ids.hookRoom = await freshRoom();
+    const hook = await createHook();
+    ids.hook = hook.id;
+    ids.hookPath = new URL(hook.url).pathname;
+    const link = await admin<{ secret: string }>('POST', `/api/v1/rooms/${ids.room}/viewer-links`, { label: 'sweep' });
+    // The routes it opens, for the sweep's room (`ids.room`); public routes answer every credential alike.
+    const opens = new Set(['POST /api/v1/rooms/:id/ws-ticket', 'GET /api/v1/rooms/:id/ws', 'GET /api/v1/rooms/:id/messages']);
+    const failures: string[] = [];
+    for (const [route, row] of Object.entries(TABLE)) {
+      const method = route.split(' ')[0]!;
+      const req = await row.prepare();
+      const headers = { ...(req.headers ?? {}), Authorization: `Bearer ${link.secret}` };
+      const res = await callRaw(method, req.path, { token: null, headers, ...(req.json === undefined ? {} : { json: req.json }) });
+      if (res.status === 101) {
+        res.webSocket!.accept();
+        res.webSocket!.close(1000, 'swept');
+      }
+      const expected = row.needs === 'public' || opens.has(route) ? row.ok : 401;
+      const body = res.status === 101 || res.status === 204 ? '' : await res.text();
+      if (res.status !== expected) failures.push(`${route}: expected ${expected}, got ${res.status} ${body.slice(0, 200)}`);
+      else if (expected === 401 && (JSON.parse(body) as { code?: string }).code !== 'bad.credentials') failures.push(`${route}: ${body}`);
+    }
+    expect(failures).toEqual([]);
   }, 120_000);
 });

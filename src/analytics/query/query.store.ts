@@ -8,7 +8,7 @@ import { SPAN_CLASS_KEY_PREFIX } from '../span-class';
 import type { Aggregation } from './aggregate';
 import { alignedTo, bucketIndex, uniformRuns, type BucketPlan, type UniformRun } from './interval';
 import { Pacer } from './pace';
-import { tooManyRawConversations } from './too-large';
+import { tooManyRawBytes, tooManyRawConversations } from './too-large';
 
 /** Where an answer was read from, e.g. `rollup:agg_queue@1440` or `raw`; sent as a response header. */
 export type QuerySource = string;
@@ -25,6 +25,10 @@ export interface ReadSpec {
   needsValues: boolean;
   /** Most conversations the raw path may read; one more throws 413. Default: ANALYTICS_LIMITS.maxRawConversations. */
   maxRawConversations?: number;
+  /** Most bytes of encoded observations the raw path may read; more throws 413. Default: ANALYTICS_LIMITS.maxRawBytes. */
+  maxRawBytes?: number;
+  /** Most encoded bytes in one raw page (a row larger comes alone). Default: ANALYTICS_LIMITS.rawPageBytes. */
+  rawPageBytes?: number;
 }
 
 /** What a read did: where from, and for the raw path how much it read. */
@@ -32,6 +36,8 @@ export interface ReadResult {
   source: QuerySource;
   /** Conversations decoded from the raw rows (0 from a rollup). */
   conversations: number;
+  /** Bytes of encoded observations decoded from the raw rows (0 from a rollup). */
+  bytes: number;
   /** Rows D1 reports the raw path's statements read (index entries and table rows); 0 from a rollup. */
   rowsRead: number;
   /** The partitions read, by binding name, in period order (none when given one database). */
@@ -69,28 +75,51 @@ const ADDS_PER_PAUSE = 1_000;
 export async function readInto(from: D1Database | readonly Partition[], spec: ReadSpec, aggregation: Aggregation): Promise<ReadResult> {
   const picked = rollupFor(spec);
   const pacer = new Pacer(ADDS_PER_PAUSE);
-  const raw: RawRead = { conversations: 0, rowsRead: 0, max: spec.maxRawConversations ?? ANALYTICS_LIMITS.maxRawConversations };
+  const raw: RawRead = {
+    conversations: 0,
+    bytes: 0,
+    rowsRead: 0,
+    max: spec.maxRawConversations ?? ANALYTICS_LIMITS.maxRawConversations,
+    maxBytes: spec.maxRawBytes ?? ANALYTICS_LIMITS.maxRawBytes,
+    pageBytes: spec.rawPageBytes ?? ANALYTICS_LIMITS.rawPageBytes,
+  };
   const source = picked ? `rollup:${picked.rollup.table}@${picked.res}` : 'raw';
-  const result = (partitions: string[]) => ({ source, conversations: raw.conversations, rowsRead: raw.rowsRead, partitions });
+  const result = (partitions: string[]) => ({
+    source,
+    conversations: raw.conversations,
+    bytes: raw.bytes,
+    rowsRead: raw.rowsRead,
+    partitions,
+  });
 
   if (!Array.isArray(from) || from.length === 1) {
     const only = Array.isArray(from) ? from[0]! : undefined;
     const d1 = only ? only.d1 : (from as D1Database);
     if (picked) await readRollup(d1, spec, picked.rollup, picked.res, aggregation, pacer);
-    else await readRaw(d1, spec, aggregation, pacer, raw);
+    else {
+      const [scan] = await checkRawEstimate([{ d1, classes: await presentClasses(d1, raw) }], spec, raw);
+      await readRaw(d1, spec, aggregation, pacer, raw, scan!.classes);
+    }
     return result(only ? [only.name] : []);
   }
-  const answered = await Promise.all(
-    (from as readonly Partition[]).map(async (p): Promise<string | undefined> => {
-      if (picked) return (await readRollup(p.d1, spec, picked.rollup, picked.res, aggregation, pacer)) ? p.name : undefined;
+  const partitions = from as readonly Partition[];
+  if (picked) {
+    const answered = await Promise.all(
+      partitions.map(async (p) => ((await readRollup(p.d1, spec, picked.rollup, picked.res, aggregation, pacer)) ? p.name : undefined)),
+    );
+    return result(answered.filter((name) => name !== undefined));
+  }
+  const reached = await Promise.all(
+    partitions.map(async (p) => {
       const { classes, rowsRead } = await reach(p.d1, spec.plan);
       raw.rowsRead += rowsRead;
-      if (classes.length === 0) return undefined;
-      await readRaw(p.d1, spec, aggregation, pacer, raw, classes);
-      return p.name;
+      return { name: p.name, d1: p.d1, classes };
     }),
   );
-  return result(answered.filter((name) => name !== undefined));
+  const scanned = reached.filter((p) => p.classes.length > 0);
+  const paged = await checkRawEstimate(scanned, spec, raw);
+  await Promise.all(paged.map((p) => readRaw(p.d1, spec, aggregation, pacer, raw, p.classes)));
+  return result(scanned.map((p) => p.name));
 }
 
 /** A span class present in a database, and the longest span seen in it (span-class.ts). */
@@ -102,9 +131,66 @@ interface SpanClass {
 /** The raw path's reading so far, across partitions. */
 interface RawRead {
   conversations: number;
+  /** Bytes of encoded observations read (the blob's length, not its hex text). */
+  bytes: number;
   rowsRead: number;
   /** Most conversations the whole query may read. */
   max: number;
+  /** Most bytes of encoded observations the whole query may read. */
+  maxBytes: number;
+  /** Most encoded bytes in one page. */
+  pageBytes: number;
+}
+
+/** A span class to scan, with the rows per page that keep a page within the page budget. */
+interface PagedClass extends SpanClass {
+  pageRows: number;
+}
+
+/**
+ * Refuses (413) a raw read that would pass the query's bounds before anything is decoded: counts,
+ * per span class and partition, the conversations it would scan and the bytes of their encoded
+ * observations (`length(data)`, each class stopping one past what the bound has left). Reading
+ * 100,000 conversations only to refuse took seconds of the isolate's turn; bytes are bounded as well
+ * because a conversation may carry tens of thousands of observations (one ingest body allows
+ * ~70,000), so conversations alone bound neither the time nor the memory of a read. The largest row
+ * of each class sets its page size: at most RAW_PAGE_ROWS rows and rawPageBytes bytes (one row, if
+ * it alone is larger), so no page of large rows is ever held.
+ */
+async function checkRawEstimate<T extends { d1: D1Database; classes: SpanClass[] }>(
+  scans: T[],
+  spec: ReadSpec,
+  raw: RawRead,
+): Promise<(T & { classes: PagedClass[] })[]> {
+  const { start, end } = spec.plan;
+  let conversations = 0;
+  let bytes = 0;
+  const out: (T & { classes: PagedClass[] })[] = [];
+  // Class after class, each counting at most one past what the bound has left: a query far beyond
+  // it is refused after reading about the bound's worth of row headers, not every class's.
+  for (const scan of scans) {
+    const classes: PagedClass[] = [];
+    for (const c of scan.classes) {
+      const { results, meta } = await scan.d1
+        .prepare(
+          `SELECT count(*) AS n, coalesce(sum(len), 0) AS bytes, coalesce(max(len), 0) AS largest
+           FROM (SELECT length(data) AS len FROM conversations
+                 WHERE span_class = ?1 AND first_emit >= ?2 AND first_emit < ?3 AND last_emit >= ?4 LIMIT ?5)`,
+        )
+        .bind(c.spanClass, start - c.longestSpan - 1, end, start, raw.max - conversations + 1)
+        .all<{ n: number; bytes: number; largest: number }>();
+      raw.rowsRead += meta.rows_read;
+      const counted = results[0] ?? { n: 0, bytes: 0, largest: 0 };
+      conversations += counted.n;
+      bytes += counted.bytes;
+      if (conversations > raw.max) throw tooManyRawConversations(raw.max);
+      if (bytes > raw.maxBytes) throw tooManyRawBytes(raw.maxBytes);
+      const pageRows = Math.max(1, Math.min(RAW_PAGE_ROWS, Math.floor(raw.pageBytes / Math.max(1, counted.largest))));
+      if (counted.n > 0) classes.push({ ...c, pageRows });
+    }
+    out.push({ ...scan, classes });
+  }
+  return out;
 }
 
 /**
@@ -440,17 +526,19 @@ async function readRaw(
   aggregation: Aggregation,
   pacer: Pacer,
   raw: RawRead,
-  classes?: SpanClass[],
+  classes: PagedClass[],
 ): Promise<void> {
-  if (!classes) {
-    const rows = await d1
-      .prepare(`SELECT key, value FROM meta WHERE key >= ?1 AND key < ?2`)
-      .bind(SPAN_CLASS_KEY_PREFIX, nextKey(SPAN_CLASS_KEY_PREFIX))
-      .all<{ key: string; value: number }>();
-    raw.rowsRead += rows.meta.rows_read;
-    classes = rows.results.map((r) => ({ spanClass: Number(r.key.slice(SPAN_CLASS_KEY_PREFIX.length)), longestSpan: r.value }));
-  }
-  for (const { spanClass, longestSpan } of classes) await readRawClass(d1, spec, aggregation, pacer, spanClass, longestSpan, raw);
+  for (const c of classes) await readRawClass(d1, spec, aggregation, pacer, c, raw);
+}
+
+/** The span classes present in one database (`meta`), each with its longest span. */
+async function presentClasses(d1: D1Database, raw: RawRead): Promise<SpanClass[]> {
+  const rows = await d1
+    .prepare(`SELECT key, value FROM meta WHERE key >= ?1 AND key < ?2`)
+    .bind(SPAN_CLASS_KEY_PREFIX, nextKey(SPAN_CLASS_KEY_PREFIX))
+    .all<{ key: string; value: number }>();
+  raw.rowsRead += rows.meta.rows_read;
+  return rows.results.map((r) => ({ spanClass: Number(r.key.slice(SPAN_CLASS_KEY_PREFIX.length)), longestSpan: r.value }));
 }
 
 /** The first string after every string starting with `prefix` (its last character + 1). */
@@ -463,8 +551,7 @@ async function readRawClass(
   spec: ReadSpec,
   aggregation: Aggregation,
   pacer: Pacer,
-  spanClass: number,
-  longestSpan: number,
+  { spanClass, longestSpan, pageRows }: PagedClass,
   read: RawRead,
 ): Promise<void> {
   const { start, end } = spec.plan;
@@ -475,14 +562,17 @@ async function readRawClass(
       .prepare(
         `SELECT rowid, id, first_emit, ${DATA_SQL} AS data FROM conversations
          WHERE span_class = ?5 AND first_emit >= ?1 AND (first_emit > ?1 OR rowid > ?2) AND first_emit < ?3 AND last_emit >= ?4
-         ORDER BY first_emit, rowid LIMIT ${RAW_PAGE_ROWS}`,
+         ORDER BY first_emit, rowid LIMIT ?6`,
       )
-      .bind(after[0], after[1], end, start, spanClass)
+      .bind(after[0], after[1], end, start, spanClass, pageRows)
       .all<{ rowid: number; id: string; first_emit: number; data: string }>();
     const { results } = page;
     read.rowsRead += page.meta.rows_read;
     read.conversations += results.length;
+    for (const row of results) read.bytes += row.data.length / 2;
+    // The estimate (checkRawEstimate) refused what it saw; rows ingested since are caught here.
     if (read.conversations > read.max) throw tooManyRawConversations(read.max);
+    if (read.bytes > read.maxBytes) throw tooManyRawBytes(read.maxBytes);
     for (const row of results) {
       const observations = decodeObservations(row.data, row.first_emit, row.id);
       for (const obs of observations) {
@@ -492,7 +582,7 @@ async function readRawClass(
       const pause = pacer.step(observations.length);
       if (pause) await pause;
     }
-    if (results.length < RAW_PAGE_ROWS) return;
+    if (results.length < pageRows) return;
     const last = results[results.length - 1]!;
     after = [last.first_emit, last.rowid];
   }

@@ -61,6 +61,16 @@ export function tooManyRawConversations(max: number): DomainError {
   );
 }
 
+export function tooManyRawBytes(maxBytes: number): DomainError {
+  return new QueryTooLarge(
+    'too-large',
+    `The query would read more than ${maxBytes.toLocaleString('en-US')} bytes of raw observations ` +
+      '(conversations carrying many observations each; they are read when the rollups cannot answer). ' +
+      `${NARROW} ${BY_JOB}`,
+    'time',
+  );
+}
+
 export function tooManyGroupsPerObservation(max: number): DomainError {
   return new DomainError(
     'too-large',

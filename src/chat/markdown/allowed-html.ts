@@ -3,6 +3,8 @@
  * emoji and mention pass): every tag and attribute must be listed here, in canonical escaped form.
  */
 
+import { PROXIED_SRC } from '../image-proxy/sign';
+
 export const LINK_REL = 'noopener noreferrer nofollow';
 
 /** Classes the renderer writes; the room page's markdown.css styles them. */
@@ -58,6 +60,8 @@ const ALLOWED: ReadonlyMap<string, Readonly<Record<string, AttributeCheck>>> = n
   ['th', { align }],
   ['td', { align }],
   ['a', { href: isHttpOrMailto, title: anyText, rel: (v: string) => v === LINK_REL, target: (v: string) => v === '_blank' }],
+  // Only through the image proxy: a signed path on the page's own origin, never the sender's URL.
+  ['img', { src: (v: string) => PROXIED_SRC.test(v), alt: anyText, title: anyText, loading: (v: string) => v === 'lazy' }],
 ]);
 
 const TAG = /<(\/?)([a-z][a-z0-9]*)((?: [a-z]+="[^"<>]*")*)>/y;

@@ -3,6 +3,7 @@ import { CLASS, isAllowedHtml, LINK_REL } from './allowed-html';
 import { decorateText } from './decorate';
 import { highlightCode, resetHighlightBudget } from './highlight';
 import { decodeCharacterReferences, escapeHtml, escapeTextKeepingReferences } from './html';
+import type { ImageSigner } from '../image-proxy/sign';
 
 export { isAllowedHtml };
 
@@ -13,11 +14,14 @@ export { isAllowedHtml };
  * reference can change it after the check. `isAllowedHtml` re-checks the whole output and we fail
  * closed. docs/markdown.md describes what each piece of markdown becomes.
  *
- * Images: one rule for the renderer and the room page's CSP (`img-src 'self'`). An image is never an
- * <img>: it would make every viewer's browser fetch a URL the sender chose (a tracking pixel: who read
- * the room, when, from where), and any image the CSP blocked would be a broken icon. `![alt](https://x/y.png)`
- * (and `http:`) becomes a link to the image whose text is the alt text (the URL when there is none);
- * any other scheme leaves only the alt text.
+ * Images: one rule for the renderer and the room page's CSP (`img-src 'self'`). An <img> never points
+ * at a URL the sender chose: that would make every viewer's browser fetch it (a tracking pixel: who
+ * read the room, when, from where), and the CSP would block it (a broken icon). With an image signer
+ * (the Worker's IMAGE_PROXY_KEY, chat/image-proxy), `![alt](https://x/y.png)` on a host the proxy may
+ * fetch becomes `<img src="/image-proxy?u=…&s=…">` (same origin, signed) inside a link to the image
+ * (just the <img> inside another link); the page puts the link's text back if it fails to load.
+ * Otherwise (no signer, `http:`, a refused host) it is a link to the image whose text is the alt text
+ * (the URL when there is none); any other scheme leaves only the alt text.
  *
  * On top of GFM: fenced code in a known language is highlighted here, on the server (highlight.ts:
  * `<span class="hljs-…">` only, verified); task list items are glyphs (☑ ☐), never form controls;
@@ -110,8 +114,10 @@ function lexWithBoundedRules<P = string, R = string>(src: string, options?: Mark
 
 const markdownRenderer = new Marked({ gfm: true, breaks: true, pedantic: false, silent: false });
 
-/** How many links the renderer is inside (rendering is synchronous): an image there is only text. */
+/** How many links the renderer is inside (rendering is synchronous): an image there is no link of its own. */
 let insideLink = 0;
+/** The signer of the render in progress (rendering is synchronous), if images are proxied. */
+let currentSigner: ImageSigner | undefined;
 
 markdownRenderer.use({
   hooks: {
@@ -182,16 +188,17 @@ markdownRenderer.use({
       return `<a href="${escapeHtml(href)}"${title} rel="${LINK_REL}" target="_blank">${body}</a>`;
     },
 
-    /** A link to the image, never an <img> (see the top of this file). */
+    /** A proxied <img> in a link to the image, or just that link (see the top of this file). */
     image(token: Tokens.Image): string {
       const alt = escapeHtml(decodeCharacterReferences(this.parser.parseInline(token.tokens, this.parser.textRenderer)));
       const href = safeUrl(token.href, IMAGE_SCHEME, false);
       if (href === null) return alt;
-      const text = alt || escapeHtml(href);
-      // A badge inside a link (`[![build](badge.svg)](ci)`): its text joins the outer link's.
-      if (insideLink > 0) return text;
       const title = token.title ? ` title="${escapeHtml(decodeCharacterReferences(token.title))}"` : '';
-      return `<a href="${escapeHtml(href)}"${title} rel="${LINK_REL}" target="_blank">${text}</a>`;
+      const src = href.startsWith('https:') ? (currentSigner?.src(href) ?? null) : null;
+      // A badge inside a link (`[![build](badge.svg)](ci)`): the image, or its text, joins the outer link's.
+      const content = src === null ? alt || escapeHtml(href) : `<img src="${escapeHtml(src)}" alt="${alt}"${title} loading="lazy">`;
+      if (insideLink > 0) return content;
+      return `<a href="${escapeHtml(href)}"${src === null ? title : ''} rel="${LINK_REL}" target="_blank">${content}</a>`;
     },
   },
 });
@@ -200,19 +207,27 @@ function renderAsPlainText(markdown: string): string {
   return `<p>${linesToBreaks(escapeHtml(markdown))}</p>\n`;
 }
 
+export interface RenderOptions {
+  /** Signs https image URLs for the image proxy (chat/image-proxy); without it images are links. */
+  images?: ImageSigner;
+}
+
 /**
  * Renders untrusted chat markdown (GFM, single newlines as <br>) to an HTML fragment that is safe to
  * insert into a page. Never throws; if anything goes wrong the message is shown as escaped text.
  */
-export function renderMarkdown(markdown: string): string {
+export function renderMarkdown(markdown: string, options: RenderOptions = {}): string {
   // CommonMark: U+0000 is replaced, never passed on.
   const source = markdown.replace(/\u0000/g, '\ufffd');
   let html: string;
   resetHighlightBudget();
+  currentSigner = options.images;
   try {
     html = markdownRenderer.parse(source, { async: false });
   } catch {
     return renderAsPlainText(source);
+  } finally {
+    currentSigner = undefined;
   }
   return isAllowedHtml(html) ? html : renderAsPlainText(source);
 }

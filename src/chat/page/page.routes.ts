@@ -4,8 +4,10 @@ import { uuidParam } from '../params';
 import { ROOM_PAGE_ASSET, roomPageCsp } from './room-page';
 
 /**
- * The room page asks for a token itself, so it is served to anyone; it reveals nothing but the id
- * already in its URL (the room's name arrives only with a ticket, which needs chat:read). The HTML
+ * The room page asks for a token itself (or reads a viewer link's secret from its URL's fragment,
+ * which never reaches the server), so it is served to anyone; it reveals nothing but the id already
+ * in its URL (the room's name arrives only with a ticket, which needs chat:read or the room's viewer
+ * link). The HTML
  * is the same for every room (its script reads the id from the URL); the Worker checks the id and
  * adds the CSP, which names this host's WebSocket origin. Script and stylesheet are static assets.
  */

@@ -6,8 +6,9 @@
 export const ROOM_PAGE_ASSET = '/rooms/index.html';
 
 /**
- * Strict CSP: scripts, styles and images only from this origin, no inline code. Messages never hold
- * an <img> (src/chat/markdown/ shows images as links), so no message makes a viewer's browser fetch anything.
+ * Strict CSP: scripts, styles and images only from this origin, no inline code. A message's images and
+ * senders' icons from other hosts come through this origin's image proxy (src/chat/image-proxy), or
+ * are links and letter avatars: no message makes a viewer's browser contact another host.
  */
 export function roomPageCsp(requestUrl: string): string {
   const url = new URL(requestUrl);

@@ -6,6 +6,7 @@ import { sha256Hex } from '../../http/secrets';
 import { validJson } from '../../http/validate';
 import { DeliveryError, roomNotFound, storeUnavailable } from '../chat-errors';
 import { CHAT_LIMITS, isUuid, PERSON_RATE_LIMIT } from '../limits';
+import { imageSigner } from '../image-proxy/sign';
 import { renderMarkdown } from '../markdown';
 import { uuidParam } from '../params';
 import type { ChatMessage } from '../protocol';
@@ -132,7 +133,7 @@ export const peoplePostRoutes = new Hono<AppEnv>()
         webhookId: '',
         personId: c.var.principal.tokenId,
         markdown: message,
-        html: renderMarkdown(message),
+        html: renderMarkdown(message, { images: imageSigner(c.env) }),
         metadata,
         sender: { name, iconUrl: null },
         level: level ?? 'info',
@@ -152,7 +153,13 @@ export const peoplePostRoutes = new Hono<AppEnv>()
     const name = await personName(c.env, c.var.principal);
     return change(
       c,
-      () => ({ markdown: message, html: renderMarkdown(message), metadata, level: level ?? 'info', sender: { name, iconUrl: null } }),
+      () => ({
+        markdown: message,
+        html: renderMarkdown(message, { images: imageSigner(c.env) }),
+        metadata,
+        level: level ?? 'info',
+        sender: { name, iconUrl: null },
+      }),
       [message, metadata, level ?? 'info'],
     );
   })

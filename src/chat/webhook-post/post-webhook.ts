@@ -4,6 +4,7 @@ import { messages } from '../../db/schema';
 import { ApiError } from '../../http/api-error';
 import { DeliveryError, storeUnavailable } from '../chat-errors';
 import { SOAP_ACK } from '../integrations';
+import { imageSigner } from '../image-proxy/sign';
 import { renderMarkdown } from '../markdown';
 import type { ChangeResult, MessageEdit } from '../room/types';
 import { roomStub } from '../stubs';
@@ -82,12 +83,13 @@ export async function postToWebhook(
   const { post, attempt, key } = admitted;
   let result: DeliveryResult;
   try {
+    const images = imageSigner(env);
     const posted = {
       webhookId: post.hook.id,
       markdown: post.markdown,
-      html: renderMarkdown(post.markdown),
+      html: renderMarkdown(post.markdown, { images }),
       metadata: post.metadata,
-      sender: senderOf(post.hook, post.override),
+      sender: senderOf(post.hook, post.override, images),
       level: post.level,
       ...(post.key === undefined ? {} : { key: post.key }),
     };
@@ -124,15 +126,16 @@ export async function changeWebhookMessage(
   if (admitted.kind === 'ignored') throw new Error('a change is never ignored');
   if (admitted.kind === 'replay') return answer('json', admitted.status, admitted.body, true);
   const { post, key } = admitted;
+  const images = imageSigner(env);
   const edit: MessageEdit | null =
     method === 'DELETE'
       ? null
       : {
           markdown: post.markdown,
-          html: renderMarkdown(post.markdown),
+          html: renderMarkdown(post.markdown, { images }),
           metadata: post.metadata,
           level: post.level,
-          sender: senderOf(post.hook, post.override),
+          sender: senderOf(post.hook, post.override, images),
         };
   let result: ChangeResult;
   try {

@@ -1,4 +1,5 @@
 import { ApiError } from '../../http/api-error';
+import { type ImageSigner, proxiedIcon } from '../image-proxy/sign';
 import { CHAT_LIMITS, codePointLength } from '../limits';
 import type { SenderOverride } from '../integrations';
 import type { ChatMessage } from '../protocol';
@@ -64,8 +65,11 @@ export function applicableOverride(hook: WebhookRow, override: SenderOverride | 
   return { ...(name !== undefined ? { name } : {}), ...(iconUrl !== undefined ? { iconUrl } : {}) };
 }
 
-/** Who a post comes from: the webhook's name and icon (webhookSender), each replaced by the post's own that applies. */
-export function senderOf(hook: WebhookRow, applied: AppliedOverride): ChatMessage['sender'] {
+/**
+ * Who a post comes from: the webhook's name and icon (webhookSender), each replaced by the post's own
+ * that applies. With an image signer an https icon is stored as its signed image-proxy path.
+ */
+export function senderOf(hook: WebhookRow, applied: AppliedOverride, images?: ImageSigner): ChatMessage['sender'] {
   const own = webhookSender(hook);
-  return { name: applied.name ?? own.name, iconUrl: applied.iconUrl ?? own.iconUrl };
+  return { name: applied.name ?? own.name, iconUrl: proxiedIcon(applied.iconUrl ?? own.iconUrl, images) };
 }

@@ -142,7 +142,8 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
           persistDir,
           '--var',
           `ADMIN_TOKEN:${adminToken}`,
-          ...Object.entries(options.vars ?? {}).flatMap(([name, value]) => ['--var', `${name}:${value}`]),
+          // No image proxy unless a test asks for one, whatever .dev.vars holds (room-page-images.test.ts).
+          ...Object.entries({ IMAGE_PROXY_KEY: '', ...options.vars }).flatMap(([name, value]) => ['--var', `${name}:${value}`]),
           '--show-interactive-dev-session=false',
           '--log-level',
           'warn',

@@ -57,6 +57,22 @@ export interface DeliveryPage {
   nextBefore?: number;
 }
 
+/** A room's read-only link, as listed: never its secret. */
+export interface ViewerLink {
+  id: string;
+  roomId: string;
+  label: string;
+  createdAt: string;
+  rotatedAt: string | null;
+  lastUsedAt: string | null;
+}
+
+/** A viewer link as created or rotated: the only answers that hold its secret and URL. */
+export interface ViewerLinkWithSecret extends ViewerLink {
+  secret: string;
+  url: string;
+}
+
 export interface NewWebhook {
   name: string;
   kind: WebhookKind;
@@ -168,6 +184,22 @@ export class AdminApi {
 
   deleteWebhook(id: string): Promise<Answer<undefined>> {
     return request('DELETE', `/api/v1/webhooks/${encodeURIComponent(id)}`, this.token);
+  }
+
+  viewerLinks(roomId: string): Promise<Answer<{ entities: ViewerLink[] }>> {
+    return request('GET', `/api/v1/rooms/${encodeURIComponent(roomId)}/viewer-links`, this.token);
+  }
+
+  createViewerLink(roomId: string, label: string): Promise<Answer<ViewerLinkWithSecret>> {
+    return request('POST', `/api/v1/rooms/${encodeURIComponent(roomId)}/viewer-links`, this.token, { label });
+  }
+
+  rotateViewerLink(roomId: string, id: string): Promise<Answer<ViewerLinkWithSecret>> {
+    return request('POST', `/api/v1/rooms/${encodeURIComponent(roomId)}/viewer-links/${encodeURIComponent(id)}/rotate`, this.token);
+  }
+
+  revokeViewerLink(roomId: string, id: string): Promise<Answer<undefined>> {
+    return request('DELETE', `/api/v1/rooms/${encodeURIComponent(roomId)}/viewer-links/${encodeURIComponent(id)}`, this.token);
   }
 
   deliveries(id: string, before?: number): Promise<Answer<DeliveryPage>> {

@@ -2,13 +2,15 @@
  * The admin page's client (`chat:admin`): asks once for a token (kept in this tab's sessionStorage,
  * sent only in the Authorization header), then lists, creates, renames and deletes rooms; lists,
  * creates, pauses, resumes, rotates and deletes webhooks; copies a webhook's URL; sends a test post to
- * it; and shows its delivery log with paging. Every refusal shows the API's ErrorBody message.
+ * it; and shows its delivery log with paging; creates, rotates and revokes a room's viewer links
+ * (viewer-links.ts). Every refusal shows the API's ErrorBody message.
  * Served as /assets/chat/admin.js (scripts/build-page.ts).
  */
 import { WEBHOOK_KINDS, type WebhookKind } from '../../limits';
 import { AdminApi, type DeliveryEntry, type Problem, type Room, SIGNED_KINDS, testPost, type Webhook } from './api';
 import { busy, button, element, h } from './dom';
 import { clockText, deliveryError, problemText, statusClass, whenText } from './format';
+import { setUpViewerLinks } from './viewer-links';
 
 /** Not the room page's key: a room page opened in this tab must not pick up the admin token. */
 const TOKEN_KEY = 'switchboard.adminToken';
@@ -71,6 +73,8 @@ let webhooks: Webhook[] = [];
 let selectedId: string | null = null;
 let deliveries: DeliveryEntry[] = [];
 let nextBefore: number | undefined;
+
+const viewerLinks = setUpViewerLinks({ api: () => api, lostToken: (problem) => lostToken(problem), say });
 
 function showProblem(target: HTMLElement, problem: Problem | null): void {
   target.hidden = problem === null;
@@ -150,6 +154,7 @@ signOut.addEventListener('click', () => {
   rooms = [];
   webhooks = [];
   closePanel();
+  viewerLinks.close();
   renderRooms();
   renderWebhooks();
   askForToken(null);
@@ -174,6 +179,7 @@ function roomRow(room: Room): HTMLTableRowElement {
     { class: 'actions' },
     link,
     copy,
+    button('Viewer links', `Viewer links of room ${room.name}`, () => viewerLinks.open(room)),
     button('Edit', `Edit room ${room.name}`, () => editRoom(room, row)),
     button('Delete', `Delete room ${room.name}`, () => void deleteRoom(room, row), 'danger'),
   );
@@ -212,6 +218,7 @@ function editRoom(room: Room, row: HTMLTableRowElement): void {
         return;
       }
       rooms = rooms.map((r) => (r.id === room.id ? answer.value : r));
+      viewerLinks.roomChanged(answer.value, room.id);
       renderRooms();
       renderWebhooks();
       say(`Room "${answer.value.name}" saved.`);
@@ -238,6 +245,7 @@ async function deleteRoom(room: Room, row: HTMLTableRowElement): Promise<void> {
   }
   showProblem(roomsError, null);
   rooms = rooms.filter((r) => r.id !== room.id);
+  viewerLinks.roomChanged(undefined, room.id);
   renderRooms();
   say(`Room "${room.name}" deleted.`);
 }

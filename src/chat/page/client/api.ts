@@ -1,4 +1,4 @@
-import { CHAT_LIMITS } from '../../limits';
+import { CHAT_LIMITS, VIEWER_LINK_PARAM } from '../../limits';
 import { isChatMessage, type ChatMessage } from '../../protocol';
 import { withIdentity } from './sender';
 
@@ -38,6 +38,39 @@ function isRoomInfo(value: unknown): value is RoomInfo {
   if (typeof value !== 'object' || value === null) return false;
   const room = value as Record<string, unknown>;
   return typeof room.name === 'string' && (room.topic === null || room.topic === undefined || typeof room.topic === 'string');
+}
+
+const viewerLinkKey = (roomId: string) => `switchboard.viewerLink.${roomId}`;
+
+/**
+ * The room's viewer link secret, which the page uses in place of a token: taken from the address's
+ * fragment (`#view=<secret>`, also `#<seq>&view=<secret>` with a deep link), then kept for this room
+ * in localStorage (a wall screen's browser restarts) and removed from the address bar, so it is not
+ * left in the history or on screen; otherwise the one kept before. Null: no viewer link. `#view=`
+ * with no secret forgets the kept one.
+ */
+export function takeViewerLink(roomId: string): string | null {
+  const prefix = `${VIEWER_LINK_PARAM}=`;
+  const linkIn = (hash: string) => hash.slice(1).split('&');
+  // A new link opened in this tab changes only the fragment (no navigation): start again with it.
+  window.addEventListener('hashchange', () => {
+    if (linkIn(location.hash).some((part) => part.startsWith(prefix))) location.reload();
+  });
+  const parts = linkIn(location.hash);
+  const given = parts.find((part) => part.startsWith(prefix))?.slice(prefix.length);
+  if (given !== undefined) {
+    const rest = parts.filter((part) => part !== '' && !part.startsWith(prefix)).join('&');
+    history.replaceState(history.state, '', `${location.pathname}${location.search}${rest === '' ? '' : `#${rest}`}`);
+  }
+  try {
+    // `#view=` with nothing: this browser forgets the room's link (and asks for a token again).
+    if (given === '') localStorage.removeItem(viewerLinkKey(roomId));
+    else if (given !== undefined) localStorage.setItem(viewerLinkKey(roomId), given);
+    return localStorage.getItem(viewerLinkKey(roomId)) ?? null;
+  } catch {
+    // Storage disabled: the link still opens the room, for this visit.
+    return given || null;
+  }
 }
 
 /** A one-use ticket for the room's WebSocket, with the room's name and topic. */
@@ -110,4 +143,59 @@ export async function postMessage(roomId: string, token: string, message: string
     message: typeof body?.message === 'string' ? body.message : `The server answered ${res.status}.`,
     ...(Number.isFinite(retry) && retry > 0 ? { retryAfter: retry } : {}),
   };
+}
+
+export type SearchAnswer =
+  | { ok: true; messages: ChatMessage[]; nextBefore?: number }
+  /** `status` is undefined after a network error. */
+  | { ok: false; status?: number };
+
+export interface SearchQuery {
+  /** Full-text search (the server's FTS5 index): every word must appear. */
+  q?: string;
+  /** Exact metadata. */
+  metadata?: string;
+  /** Only messages with a seq below this (the previous page's `nextBefore`). */
+  before?: number;
+  limit: number;
+}
+
+/** One page of a history search, newest first; `nextBefore` when more remain. */
+export async function searchHistory(roomId: string, token: string, search: SearchQuery): Promise<SearchAnswer> {
+  const query = new URLSearchParams({ order: 'desc', limit: String(search.limit) });
+  if (search.q) query.set('q', search.q);
+  if (search.metadata) query.set('metadata', search.metadata);
+  if (search.before !== undefined) query.set('before', String(search.before));
+  let res: Response;
+  try {
+    res = await fetch(`/api/v1/rooms/${roomId}/messages?${query}`, { headers: bearer(token) });
+  } catch {
+    return { ok: false };
+  }
+  if (!res.ok) return { ok: false, status: res.status };
+  const body = await jsonBody(res);
+  if (!Array.isArray(body?.entities)) return { ok: false, status: res.status };
+  const messages = body.entities.map(withIdentity).filter(isChatMessage);
+  return typeof body.nextBefore === 'number' ? { ok: true, messages, nextBefore: body.nextBefore } : { ok: true, messages };
+}
+
+/** The seq of the room's first message created at or after `at` (a jump to a date); null: none since. */
+export async function firstSeqSince(
+  roomId: string,
+  token: string,
+  at: Date,
+): Promise<{ ok: true; seq: number | null } | { ok: false; status?: number }> {
+  const query = new URLSearchParams({ since: at.toISOString(), limit: '1' });
+  let res: Response;
+  try {
+    res = await fetch(`/api/v1/rooms/${roomId}/messages?${query}`, { headers: bearer(token) });
+  } catch {
+    return { ok: false };
+  }
+  if (!res.ok) return { ok: false, status: res.status };
+  const body = await jsonBody(res);
+  if (!Array.isArray(body?.entities)) return { ok: false, status: res.status };
+  const first: unknown = body.entities[0];
+  const seq = typeof first === 'object' && first !== null ? (first as { seq?: unknown }).seq : undefined;
+  return { ok: true, seq: typeof seq === 'number' ? seq : null };
 }

@@ -6,12 +6,14 @@
  * counts down to the next try and offers "Reconnect now"), at once with a fresh ticket when the
  * socket reached its lifetime, and asks for a token again when it was revoked. A socket that stops
  * answering its pings is dropped and replaced within 15 s. Older messages load as the reader
- * scrolls up; `#<seq>` links to a message. Served as /assets/chat/room.js (scripts/build-page.ts).
+ * scrolls up; `#<seq>` links to a message, which is also how a search result or a date is shown
+ * (history-search.ts). Served as /assets/chat/room.js (scripts/build-page.ts).
  */
 import { AckCounter, type ChatMessage, decodeServerFrame, isChatMessage, PROTOCOL, type ServerFrame } from '../../protocol';
-import { HISTORY_MAX, HISTORY_PAGE, readHistory, requestTicket, type RoomInfo } from './api';
+import { HISTORY_MAX, HISTORY_PAGE, readHistory, requestTicket, type RoomInfo, takeViewerLink } from './api';
 import { Attention } from './attention';
 import { type Compose, setUpCompose } from './compose';
+import { HistoryTools } from './history-search';
 import { MessageList } from './message-list';
 import { withIdentity } from './sender';
 import { ago } from './time-format';
@@ -58,6 +60,7 @@ const bannerLast = element('offline-last', HTMLElement);
 const reconnectButton = element('reconnect', HTMLButtonElement);
 const lastMessage = element('last-message', HTMLElement);
 const composeForm = element('compose', HTMLFormElement);
+const stickyTop = document.querySelector('header') ?? document.body;
 // The Worker serves this page only at /rooms/<room id>, after checking the id.
 const roomId = /^\/rooms\/([^/]+)$/.exec(location.pathname)?.[1];
 
@@ -85,8 +88,11 @@ let lastMessageAt: Date | null = null;
 let wall = wallFromUrlOrStorage();
 let loadingOlder = false;
 let compose: Compose | undefined;
+let historyTools: HistoryTools | undefined;
 
-const token = () => sessionStorage.getItem(TOKEN_KEY);
+/** A viewer link (`#view=…`, then kept for the room) reads the room in place of a token: no token is asked for. */
+const viewerLink = roomId === undefined ? null : takeViewerLink(roomId);
+const token = () => viewerLink ?? sessionStorage.getItem(TOKEN_KEY);
 
 function setState(text: string, kind: StateKind): void {
   state.textContent = text;
@@ -124,6 +130,7 @@ function tick(): void {
 }
 
 function show(batch: readonly ChatMessage[]): void {
+  if (historyTools !== undefined) for (const m of batch) historyTools.sawMetadata(m.metadata);
   messages.add(
     batch.filter((m) => m.seq <= freshAfter),
     false,
@@ -140,10 +147,18 @@ function show(batch: readonly ChatMessage[]): void {
 }
 
 function updateOlder(): void {
-  older.hidden = wall || messages.firstSeq <= 1;
+  // After every flush: written only when it changes (each write would invalidate style).
+  const hide = wall || messages.firstSeq <= 1;
+  if (older.hidden !== hide) older.hidden = hide;
 }
 
 function askToken(why: string): void {
+  // A viewer link the server refuses was revoked or rotated: only a new link helps, never a token.
+  if (viewerLink !== null) {
+    setState('Link revoked', 'offline');
+    showBanner('This link was revoked or replaced; ask for a new one.', false);
+    return;
+  }
   hideBanner();
   form.hidden = false;
   setState(why, 'offline');
@@ -247,7 +262,8 @@ function openSocket(room: string, ticket: string): void {
       }
       hideBanner();
       setState('Live', 'live');
-      compose?.show();
+      // A viewer link only reads.
+      if (viewerLink === null) compose?.show();
       updateOlder();
     }
   });
@@ -346,7 +362,7 @@ const topWatch = new IntersectionObserver(
 let linked: HTMLElement | null = null;
 
 /** `#<seq>`: reads the history back to that message if need be, scrolls to it and highlights it. */
-async function showLinked(room: string): Promise<void> {
+async function showLinked(room: string, block: ScrollLogicalPosition = 'center'): Promise<void> {
   const seq = Number(location.hash.slice(1));
   if (!Number.isSafeInteger(seq) || seq < 1 || seq > messages.lastSeq) return;
   if (seq < messages.firstSeq && !wall) {
@@ -359,13 +375,32 @@ async function showLinked(room: string): Promise<void> {
   linked?.classList.remove('linked');
   linked = view.item;
   linked.classList.add('linked');
-  linked.scrollIntoView({ block: 'center' });
+  linked.scrollIntoView({ block });
+  // At the top: below the sticky header, not under it.
+  if (block === 'start') window.scrollBy(0, -stickyTop.getBoundingClientRect().bottom);
+}
+
+/** A search result or a date: the message in the timeline, through the same path as a `#<seq>` link. */
+function reveal(room: string, seq: number, block: ScrollLogicalPosition): void {
+  if (location.hash !== `#${seq}`) history.pushState(history.state, '', `#${seq}`);
+  void showLinked(room, block);
+}
+
+/** Back to the latest messages, following them: no highlighted message, no `#<seq>` in the address. */
+function toLive(): void {
+  linked?.classList.remove('linked');
+  linked = null;
+  if (location.hash !== '') history.replaceState(history.state, '', `${location.pathname}${location.search}`);
+  messages.scrollToBottom();
+  attention.atBottom();
 }
 
 function setWall(on: boolean, remember: boolean): void {
   wall = on;
   applyWall(on, wallToggle, remember);
   messages.keep = on ? WALL_KEEP : null;
+  // A wall screen is watched, not searched: the history tools are hidden there (room.css).
+  if (on && historyTools?.open) historyTools.leave();
   if (on) messages.scrollToBottom();
   updateOlder();
 }
@@ -402,6 +437,30 @@ if (roomId === undefined) {
   );
   // For keyboards and where scrolling does not reach the top; scrolling up loads by itself.
   older.addEventListener('click', () => void loadOlder(roomId));
+  historyTools = new HistoryTools(
+    roomId,
+    {
+      searchForm: element('search', HTMLFormElement),
+      q: element('search-q', HTMLInputElement),
+      metadata: element('search-metadata', HTMLInputElement),
+      metadataSeen: element('metadata-seen', HTMLDataListElement),
+      jumpForm: element('jump', HTMLFormElement),
+      jumpAt: element('jump-at', HTMLInputElement),
+      jumpStatus: element('jump-status', HTMLElement),
+      panel: element('results', HTMLElement),
+      status: element('results-status', HTMLElement),
+      list: element('results-list', HTMLOListElement),
+      more: element('results-more', HTMLButtonElement),
+      close: element('results-close', HTMLButtonElement),
+    },
+    { token: () => token() ?? '', reveal: (seq, block) => reveal(roomId, seq, block), toLive },
+  );
+  // Esc: out of a search or a linked message, back to live.
+  document.addEventListener('keydown', (event) => {
+    if (event.key !== 'Escape' || event.defaultPrevented || wall) return;
+    if (historyTools?.open) historyTools.leave();
+    else if (linked !== null) toLive();
+  });
   topWatch.observe(older);
   reconnectButton.addEventListener('click', () => {
     if (socket === null) void connect(roomId);

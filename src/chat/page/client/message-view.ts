@@ -34,6 +34,30 @@ function avatarOf(name: string, iconUrl: string | null): HTMLElement {
   return img;
 }
 
+/**
+ * An image of a message comes through this origin's image proxy (src/chat/image-proxy), inside a link to
+ * the original. If it does not load (the sender's host is down, too large, not an image), its alt text,
+ * else the image's URL, takes its place: the link that the image would be without the proxy, never a
+ * broken icon. A listener, since the CSP forbids inline handlers.
+ */
+function fallBackToText(img: HTMLImageElement): void {
+  img.addEventListener(
+    'error',
+    () => {
+      let text = img.alt;
+      if (text === '') {
+        try {
+          text = new URL(img.src).searchParams.get('u') ?? '';
+        } catch {
+          text = '';
+        }
+      }
+      img.replaceWith(text || 'image');
+    },
+    { once: true },
+  );
+}
+
 export function renderMessage(m: ChatMessage, now: Date): MessageView {
   const sender = senderOf(m);
   const level = levelOf(m);
@@ -89,7 +113,10 @@ export function renderMessage(m: ChatMessage, now: Date): MessageView {
   if (m.deletedAt) {
     body.classList.add('deleted');
     body.textContent = 'This message was deleted.';
-  } else body.innerHTML = m.html; // sanitised on the server when the message was posted; CSP backs it up
+  } else {
+    body.innerHTML = m.html; // sanitised on the server when the message was posted; CSP backs it up
+    if (m.html.includes('<img')) for (const img of body.querySelectorAll('img')) fallBackToText(img);
+  }
 
   const content = document.createElement('div');
   content.className = 'content';

@@ -65,8 +65,10 @@ export function initialOf(name: string): string {
 }
 
 /**
- * An icon URL the page may load: one on the page's own origin (the kinds' icons); anything else (a
- * `javascript:` or `data:` URL, another host) is not tried and the letter avatar shows at once.
+ * An icon URL the page may load: one on the page's own origin (the kinds' icons, and an https icon
+ * stored as its signed image-proxy path, src/chat/image-proxy); anything else (a `javascript:` or
+ * `data:` URL, another host: an icon posted while the Worker had no IMAGE_PROXY_KEY) is not tried and
+ * the letter avatar shows at once. An icon that fails to load is replaced by the letter avatar too.
  */
 export function loadableIcon(iconUrl: string | null, base: string): string | null {
   if (iconUrl === null) return null;
@@ -77,7 +79,6 @@ export function loadableIcon(iconUrl: string | null, base: string): string | nul
     return null;
   }
   // Same-origin only: the page's CSP (img-src 'self', one rule with the renderer's: docs/markdown.md)
-  // would block any other host, and a blocked image is a broken icon and a CSP report. An icon on
-  // another host shows as the letter avatar until icons are served through this origin.
+  // would block any other host, and a blocked image is a broken icon and a CSP report.
   return url.origin === new URL(base).origin ? url.href : null;
 }
