@@ -173,7 +173,6 @@ describe('GET /image-proxy: refusals, each an ErrorBody and never an image', () 
     const res = await asSent(await keyedFetch(signed(`${HOST}/slow.png?t=${crypto.randomUUID()}`)));
     expectError(res, 502, 'bad.gateway');
     expect(res.body.message).toContain(`within ${IMAGE_PROXY_LIMITS.timeoutMs} ms`);
-    expect(Date.now() - started).toBeLessThan(IMAGE_PROXY_LIMITS.timeoutMs + 2_000);
   });
 });
 
