@@ -169,7 +169,6 @@ describe('GET /image-proxy: refusals, each an ErrorBody and never an image', () 
   });
 
   it('gives up on a slow host at the deadline (502)', async () => {
-    const started = Date.now();
     const res = await asSent(await keyedFetch(signed(`${HOST}/slow.png?t=${crypto.randomUUID()}`)));
     expectError(res, 502, 'bad.gateway');
     expect(res.body.message).toContain(`within ${IMAGE_PROXY_LIMITS.timeoutMs} ms`);
