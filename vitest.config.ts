@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers';
 import { configDefaults, defineConfig } from 'vitest/config';
@@ -15,6 +16,33 @@ function partitionsAroundToday(): string {
   const day = (offset: number) => new Date(today + offset * DAY).toISOString().slice(0, 10);
   return `P0:..${day(-400)}, P1:${day(-9)}..${day(-6)}, P2:${day(-6)}..${day(-3)}, P3:${day(-3)}..${day(1)}`;
 }
+
+/**
+ * Every package the Worker imports (bare specifiers under src/, `cloudflare:` modules aside), read from the
+ * source so the list cannot fall behind it.
+ */
+function workerDependencies(): string[] {
+  const found = new Set<string>();
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const file = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(file);
+      else if (/\.[jt]s$/.test(file))
+        for (const [, spec = ''] of readFileSync(file, 'utf8').matchAll(/^import [^;]*? from '([^'.][^']*)';/gms))
+          if (!spec.startsWith('cloudflare:')) found.add(spec);
+    }
+  };
+  walk(path.join(import.meta.dirname, 'src'));
+  return [...found].sort();
+}
+
+/**
+ * Each test file in workerd imports the whole Worker (`cloudflare:test` loads `main`). Pre-bundling its
+ * dependencies once with Vite's SSR optimizer, instead of transforming them module by module in every
+ * file, halves a file's setup (37.6 → 18.5 s over four files, measured side by side) and keeps module
+ * identity: one copy of each library, so `instanceof` and module state behave as in the deployed bundle.
+ */
+const PREBUNDLED = { ssr: { enabled: true, include: workerDependencies() } };
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, 'migrations'));
@@ -50,6 +78,7 @@ export default defineConfig(async () => {
           envPrefix: ['VITE_', 'FUZZ_', 'DIFF_'],
           test: {
             name: 'workers',
+            deps: { optimizer: PREBUNDLED },
             include: ['test/**/*.test.ts'],
             exclude: [...configDefaults.exclude, 'test/e2e/**', PARTITION_TESTS],
             // Builds the room page into dist/page, the static assets the Worker serves it from.
@@ -78,6 +107,7 @@ export default defineConfig(async () => {
           ],
           test: {
             name: 'partitions',
+            deps: { optimizer: PREBUNDLED },
             include: [PARTITION_TESTS],
             globalSetup: ['./test/setup/build-page.ts'],
             setupFiles: ['./test/setup/apply-migrations.ts'],

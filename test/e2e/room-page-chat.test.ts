@@ -56,7 +56,7 @@ describe('talking in a room from its page', () => {
     const writer = await api.admin<{ token: string }>('POST', '/api/v1/tokens', { name: 'Dana', permissions: ['chat:read', 'chat:write'] });
     const { page, probe } = await openRoom(room.id, writer.token);
 
-    const box = page.getByLabel('Message');
+    const box = page.getByLabel('Message', { exact: true });
     await box.waitFor({ state: 'visible' });
     await box.fill('hello **team**');
     await box.press('Enter');
@@ -112,7 +112,7 @@ describe('talking in a room from its page', () => {
     const room = await api.createRoom('read only');
     const reader = await api.createToken(['chat:read']);
     const { page } = await openRoom(room.id, reader);
-    const box = page.getByLabel('Message');
+    const box = page.getByLabel('Message', { exact: true });
     await box.fill('may I?');
     await box.press('Enter');
     await waitFor(
