@@ -128,9 +128,13 @@ export default defineConfig(async () => {
             environment: 'node',
             pool: 'forks',
             // wrangler dev builds the page itself ([build]); built here too, so a build error fails fast.
-            globalSetup: ['./test/setup/build-page.ts'],
-            // Each file starts its own wrangler dev and loads the machine; one at a time.
-            fileParallelism: false,
+            // The local state every dev server starts from is migrated once (e2e-state.ts).
+            globalSetup: ['./test/setup/build-page.ts', './test/setup/e2e-state.ts'],
+            // Each file starts its own wrangler dev (on its own port) and Chromium. Two at a time: a file
+            // spends much of its time waiting (for wrangler to start, a socket to drop, a page to settle),
+            // which the other file's work fills.
+            fileParallelism: true,
+            maxWorkers: 2,
             testTimeout: 180_000,
             hookTimeout: 120_000,
             teardownTimeout: 30_000,

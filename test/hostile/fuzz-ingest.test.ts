@@ -230,7 +230,7 @@ describe('fuzzing ingest', () => {
           .all<{ id: string }>();
         expect(new Set(rows.results.map((r) => r.id))).toEqual(new Set([...withMetrics].filter((id) => id.startsWith(ctx.prefix))));
       },
-      { numRuns: 250, timeLimitMs: 45_000 },
+      { numRuns: 100, timeLimitMs: 45_000 },
     );
   }, 300_000);
 });

@@ -494,7 +494,7 @@ describe('fuzzing the aggregate query', () => {
           }
         }
       },
-      { numRuns: 250, timeLimitMs: 45_000 },
+      { numRuns: 100, timeLimitMs: 45_000 },
     );
     // Querying stored nothing and changed nothing.
     expect(await datasetState()).toEqual({ answer: fixedAnswer, rows: rowCount });

@@ -60,8 +60,14 @@ function defuseAutolinks(text: string): string {
   return text.replace(/(www)\./gi, '$1\\.').replace(/(https?|ftp)(:\/\/)/gi, '$1\\$2');
 }
 
+/**
+ * The colon that opens an emoji shortcode (`:tada:`, which the renderer turns into 🎉): escaped, so a
+ * payload's text shows as typed. Other colons (`Build: passed`, `10:30`) are left as they are.
+ */
+const SHORTCODE_OPENER = /:(?=[a-z0-9_+-]{1,64}:)/g;
+
 function escapePlain(text: string, extra?: RegExp): string {
-  let out = text.replace(INLINE_SPECIAL, '\\$&');
+  let out = text.replace(INLINE_SPECIAL, '\\$&').replace(SHORTCODE_OPENER, '\\:');
   if (extra) out = out.replace(extra, '\\$&');
   // A `!` is harmless but right before a link (one of ours), which it would make an image.
   return defuseAutolinks(out).replace(/!$/, '\\!');

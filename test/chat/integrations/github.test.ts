@@ -231,7 +231,7 @@ describe('GitHub payloads Zulip shows too (real payloads from octokit/webhooks a
     shows(
       'pull_request_review_comment',
       OLD_REVIEW_COMMENT,
-      `${OLD_REVIEW_COMMENT.sender.login} [commented](${c.html_url}) on \`${c.path}\` in pull request [#${number}](${prUrl}) in ${repoMd(OLD_REVIEW_COMMENT.repository)}:\n\n> \\${c.body.trim()}`, // a leading `:` is escaped
+      `${OLD_REVIEW_COMMENT.sender.login} [commented](${c.html_url}) on \`${c.path}\` in pull request [#${number}](${prUrl}) in ${repoMd(OLD_REVIEW_COMMENT.repository)}:\n\n> ${c.body.trim().replace(/:(?=\w+:)/g, '\\:')}`, // a shortcode's opening `:` is escaped: the comment's text as typed
       `github:pull_request_review_comment repo=${OLD_REVIEW_COMMENT.repository.full_name} action=created pr=${number}`,
     );
   });

@@ -86,6 +86,16 @@ describe('esc (inline text from a payload)', () => {
 });
 
 describe('link (a link with untrusted text)', () => {
+  it('keeps emoji shortcodes in untrusted text as typed (the renderer would make :a: 🅰️), other colons untouched', () => {
+    expect(renderMarkdown(`see ${link(':a: x:tada: :fire:', 'https://x.org/p')}`)).toBe(
+      '<p>see <a href="https://x.org/p" rel="noopener noreferrer nofollow" target="_blank">:a: x:tada: :fire:</a></p>\n',
+    );
+    expect(renderMarkdown(esc('Build: passed at 10:30:45 :tada:'))).toBe('<p>Build: passed at 10:30:45 :tada:</p>\n');
+    expect(esc('Build: passed at 10:30')).toBe('Build: passed at 10:30');
+    // What a sender writes as markdown itself keeps its emoji.
+    expect(renderMarkdown(':tada:')).toBe('<p>🎉</p>\n');
+  });
+
   it('shows any text as exactly that text inside the one link, never an image or another link', () => {
     fc.assert(
       fc.property(hostileText(30), (text) => {

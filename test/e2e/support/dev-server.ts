@@ -1,19 +1,19 @@
 /**
  * `wrangler dev` for the e2e suite (Node side): a fresh persisted state in a temp dir, migrations
- * applied, one port of 8810-8819 on 127.0.0.1, a random ADMIN_TOKEN; stop and start again on the
+ * applied, a free port on 127.0.0.1, a random ADMIN_TOKEN; stop and start again on the
  * same state (restart tests); the whole process tree is killed on teardown, also when a test fails
  * or the test process exits early.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { inject } from 'vitest';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 const WRANGLER = path.join(ROOT, 'node_modules/wrangler/bin/wrangler.js');
-const PORTS = [8810, 8811, 8812, 8813, 8814, 8815, 8816, 8817, 8818, 8819];
 const START_TIMEOUT_MS = 90_000;
 const STOP_TIMEOUT_MS = 10_000;
 const LOG_LINES = 400;
@@ -23,6 +23,13 @@ const running = new Set<number>();
 process.once('exit', () => {
   for (const pgid of running) killGroup(pgid, 'SIGKILL');
 });
+// A test process ended by a signal (vitest tearing down a fork after a hook timed out) emits no 'exit'.
+for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+  process.once(signal, () => {
+    for (const pgid of running) killGroup(pgid, 'SIGKILL');
+    process.kill(process.pid, signal);
+  });
+}
 
 function killGroup(pgid: number, signal: NodeJS.Signals): void {
   try {
@@ -51,9 +58,19 @@ function portFree(port: number): Promise<boolean> {
   });
 }
 
-async function pickPort(): Promise<number> {
-  for (const port of PORTS) if (await portFree(port)) return port;
-  throw new Error(`no free port in ${PORTS[0]}-${PORTS[PORTS.length - 1]} for wrangler dev`);
+/**
+ * A port the system has just handed out as free. e2e files run two at a time (vitest.config.ts): a fixed
+ * range let two files starting together both see its first port free before either listened on it.
+ */
+function pickPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 /** wrangler without a terminal: no prompts, no interactive session. */
@@ -103,6 +120,14 @@ export interface DevServerOptions {
   vars?: Record<string, string>;
 }
 
+function migratedTemplate(): string | undefined {
+  try {
+    return inject('e2eMigratedState');
+  } catch {
+    return undefined; // not inside a vitest worker of the e2e project
+  }
+}
+
 export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
   const persistDir = mkdtempSync(path.join(tmpdir(), 'switchboard-e2e-'));
   const port = await pickPort();
@@ -111,7 +136,11 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   const log: string[] = [];
   let child: ChildProcess | undefined;
 
-  wranglerSync(['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', persistDir]);
+  // A copy of the state the e2e project's global setup migrated once (test/setup/e2e-state.ts); outside
+  // vitest's e2e project, migrated here.
+  const template = migratedTemplate();
+  if (template) cpSync(template, persistDir, { recursive: true });
+  else wranglerSync(['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', persistDir]);
 
   const record = (chunk: Buffer) => {
     for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) log.push(line);
