@@ -12,7 +12,7 @@
  * wrangler runs it ([build]) before `wrangler dev` and `wrangler deploy`; the tests' global setup
  * runs it before the Workers pool reads the assets.
  */
-import { copyFile, mkdir, readdir } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
@@ -25,7 +25,7 @@ export const PAGE_OUT_DIR = path.join(ROOT, 'dist/page');
 
 /** One page's script and stylesheet (`<client>/main.ts`, `<client>/<name>.css`) as assets/chat/<name>.js and .css. */
 async function bundlePage(client: string, name: string, outdir: string): Promise<void> {
-  await build({
+  const result = await build({
     entryPoints: [
       { in: path.join(client, 'main.ts'), out: `assets/chat/${name}` },
       { in: path.join(client, `${name}.css`), out: `assets/chat/${name}` },
@@ -39,22 +39,40 @@ async function bundlePage(client: string, name: string, outdir: string): Promise
     legalComments: 'none',
     tsconfig: path.join(client, 'tsconfig.json'),
     logLevel: 'warning',
+    write: false,
   });
+  for (const file of result.outputFiles) await writeIfChanged(file.path, file.contents);
+}
+
+/**
+ * Writes only what differs from the file already there. Every `wrangler dev` runs this build when it
+ * starts, and the e2e files start several side by side: an unchanged page leaves dist/page untouched, so
+ * no running dev server sees its assets change and reloads under a test.
+ */
+async function writeIfChanged(file: string, contents: Uint8Array): Promise<void> {
+  const before = await readFile(file).catch(() => undefined);
+  if (before && Buffer.compare(before, contents) === 0) return;
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, contents);
+}
+
+async function copyIfChanged(from: string, to: string): Promise<void> {
+  await writeIfChanged(to, await readFile(from));
 }
 
 /**
  * Both pages: the room page (rooms/index.html, assets/chat/room.*, the kinds' icons) and the admin
  * page (admin/index.html, assets/chat/admin.*), under /assets/chat/ so that _headers (no-cache,
- * nosniff) covers both. Files are overwritten in place: a running `wrangler dev` never sees the
- * directory missing.
+ * nosniff) covers both. Files are overwritten in place, and only when they changed: a running
+ * `wrangler dev` never sees the directory missing.
  */
 export async function buildPage(outdir = PAGE_OUT_DIR): Promise<void> {
   await Promise.all([bundlePage(CLIENT, 'room', outdir), bundlePage(ADMIN_CLIENT, 'admin', outdir)]);
   await mkdir(path.join(outdir, 'rooms'), { recursive: true });
   await mkdir(path.join(outdir, 'admin'), { recursive: true });
-  await copyFile(path.join(CLIENT, 'index.html'), path.join(outdir, 'rooms/index.html'));
-  await copyFile(path.join(ADMIN_CLIENT, 'index.html'), path.join(outdir, 'admin/index.html'));
-  await copyFile(path.join(CLIENT, '_headers'), path.join(outdir, '_headers'));
+  await copyIfChanged(path.join(CLIENT, 'index.html'), path.join(outdir, 'rooms/index.html'));
+  await copyIfChanged(path.join(ADMIN_CLIENT, 'index.html'), path.join(outdir, 'admin/index.html'));
+  await copyIfChanged(path.join(CLIENT, '_headers'), path.join(outdir, '_headers'));
   await copyIcons(path.join(outdir, 'assets/chat/icons'));
 }
 
@@ -65,7 +83,7 @@ async function copyIcons(to: string): Promise<void> {
   const missing = WEBHOOK_KINDS.filter((kind) => !icons.includes(`${kind}.svg`));
   if (missing.length > 0) throw new Error(`no icon in ${from} for the webhook kinds ${missing.join(', ')}`);
   await mkdir(to, { recursive: true });
-  for (const icon of icons) await copyFile(path.join(from, icon), path.join(to, icon));
+  for (const icon of icons) await copyIfChanged(path.join(from, icon), path.join(to, icon));
 }
 
 const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
