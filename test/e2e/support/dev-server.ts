@@ -131,6 +131,8 @@ function migratedTemplate(): string | undefined {
 export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
   const persistDir = mkdtempSync(path.join(tmpdir(), 'switchboard-e2e-'));
   const port = await pickPort();
+  // wrangler's devtools inspector defaults to 9229: two servers side by side would both ask for it.
+  const inspectorPort = await pickPort();
   const adminToken = `e2e_${randomBytes(18).toString('base64url')}`;
   const baseUrl = `http://127.0.0.1:${port}`;
   const log: string[] = [];
@@ -167,6 +169,8 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
           String(port),
           '--ip',
           '127.0.0.1',
+          '--inspector-port',
+          String(inspectorPort),
           '--persist-to',
           persistDir,
           '--var',

@@ -93,15 +93,10 @@ export async function requestTicket(roomId: string, token: string): Promise<Tick
 /** The most one history read returns (deep links read back this much at a time). */
 export const HISTORY_MAX = CHAT_LIMITS.historyMax;
 
-/** Stored messages with after < seq < before, oldest first, one page (`limit`) at most. */
-export async function readHistory(
-  roomId: string,
-  token: string,
-  after: number,
-  before: number,
-  limit: number = HISTORY_PAGE,
-): Promise<HistoryAnswer> {
-  const query = new URLSearchParams({ after: String(after), before: String(before), limit: String(limit) });
+type MessagesPage = { ok: true; entities: unknown[]; body: Record<string, unknown> } | { ok: false; status?: number };
+
+/** One read of `GET …/messages` (history, search, a date's first seq): its entities, or why there are none. */
+async function readMessages(roomId: string, token: string, query: URLSearchParams): Promise<MessagesPage> {
   let res: Response;
   try {
     res = await fetch(`/api/v1/rooms/${roomId}/messages?${query}`, { headers: bearer(token) });
@@ -111,7 +106,22 @@ export async function readHistory(
   if (!res.ok) return { ok: false, status: res.status };
   const body = await jsonBody(res);
   if (!Array.isArray(body?.entities)) return { ok: false, status: res.status };
-  return { ok: true, messages: body.entities.map(withIdentity).filter(isChatMessage) };
+  return { ok: true, entities: body.entities, body };
+}
+
+const messagesOf = (entities: unknown[]): ChatMessage[] => entities.map(withIdentity).filter(isChatMessage);
+
+/** Stored messages with after < seq < before, oldest first, one page (`limit`) at most. */
+export async function readHistory(
+  roomId: string,
+  token: string,
+  after: number,
+  before: number,
+  limit: number = HISTORY_PAGE,
+): Promise<HistoryAnswer> {
+  const query = new URLSearchParams({ after: String(after), before: String(before), limit: String(limit) });
+  const page = await readMessages(roomId, token, query);
+  return page.ok ? { ok: true, messages: messagesOf(page.entities) } : page;
 }
 
 export type PostAnswer =
@@ -166,17 +176,11 @@ export async function searchHistory(roomId: string, token: string, search: Searc
   if (search.q) query.set('q', search.q);
   if (search.metadata) query.set('metadata', search.metadata);
   if (search.before !== undefined) query.set('before', String(search.before));
-  let res: Response;
-  try {
-    res = await fetch(`/api/v1/rooms/${roomId}/messages?${query}`, { headers: bearer(token) });
-  } catch {
-    return { ok: false };
-  }
-  if (!res.ok) return { ok: false, status: res.status };
-  const body = await jsonBody(res);
-  if (!Array.isArray(body?.entities)) return { ok: false, status: res.status };
-  const messages = body.entities.map(withIdentity).filter(isChatMessage);
-  return typeof body.nextBefore === 'number' ? { ok: true, messages, nextBefore: body.nextBefore } : { ok: true, messages };
+  const page = await readMessages(roomId, token, query);
+  if (!page.ok) return page;
+  const messages = messagesOf(page.entities);
+  const { nextBefore } = page.body;
+  return typeof nextBefore === 'number' ? { ok: true, messages, nextBefore } : { ok: true, messages };
 }
 
 /** The seq of the room's first message created at or after `at` (a jump to a date); null: none since. */
@@ -185,17 +189,9 @@ export async function firstSeqSince(
   token: string,
   at: Date,
 ): Promise<{ ok: true; seq: number | null } | { ok: false; status?: number }> {
-  const query = new URLSearchParams({ since: at.toISOString(), limit: '1' });
-  let res: Response;
-  try {
-    res = await fetch(`/api/v1/rooms/${roomId}/messages?${query}`, { headers: bearer(token) });
-  } catch {
-    return { ok: false };
-  }
-  if (!res.ok) return { ok: false, status: res.status };
-  const body = await jsonBody(res);
-  if (!Array.isArray(body?.entities)) return { ok: false, status: res.status };
-  const first: unknown = body.entities[0];
+  const page = await readMessages(roomId, token, new URLSearchParams({ since: at.toISOString(), limit: '1' }));
+  if (!page.ok) return page;
+  const first: unknown = page.entities[0];
   const seq = typeof first === 'object' && first !== null ? (first as { seq?: unknown }).seq : undefined;
   return { ok: true, seq: typeof seq === 'number' ? seq : null };
 }
