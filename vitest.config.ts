@@ -136,7 +136,8 @@ export default defineConfig(async () => {
             fileParallelism: true,
             maxWorkers: 2,
             testTimeout: 180_000,
-            hookTimeout: 120_000,
+            // Two starts of wrangler dev at most (dev-server.ts), then Chromium.
+            hookTimeout: 240_000,
             teardownTimeout: 30_000,
             sequence: { groupOrder: 2 },
           },

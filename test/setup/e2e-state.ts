@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { executablePath } from '../e2e/support/browser';
 import { wranglerSync } from '../e2e/support/dev-server';
 
 declare module 'vitest' {
@@ -16,7 +17,9 @@ declare module 'vitest' {
  * dev server starts on a copy of it instead of running wrangler (and its own workerd) to migrate again:
  * one Node and workerd start-up per file less.
  */
-export default function setup(project: TestProject): () => void {
+export default async function setup(project: TestProject): Promise<() => void> {
+  // @sparticuz/chromium unpacks its browser to /tmp on first use: once here, not by two files at once.
+  await executablePath();
   const dir = mkdtempSync(path.join(tmpdir(), 'switchboard-e2e-template-'));
   wranglerSync(['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', dir]);
   project.provide('e2eMigratedState', dir);

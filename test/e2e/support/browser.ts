@@ -6,7 +6,7 @@
 import sparticuz from '@sparticuz/chromium';
 import { chromium, type Browser } from 'playwright-core';
 
-async function executablePath(): Promise<string> {
+export async function executablePath(): Promise<string> {
   return process.env.CHROMIUM_PATH ?? (await sparticuz.executablePath());
 }
 

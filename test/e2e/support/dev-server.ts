@@ -14,7 +14,7 @@ import { inject } from 'vitest';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 const WRANGLER = path.join(ROOT, 'node_modules/wrangler/bin/wrangler.js');
-const START_TIMEOUT_MS = 90_000;
+const START_TIMEOUT_MS = 45_000;
 const STOP_TIMEOUT_MS = 10_000;
 const LOG_LINES = 400;
 
@@ -149,6 +149,62 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     if (log.length > LOG_LINES) log.splice(0, log.length - LOG_LINES);
   };
 
+  /** Starts wrangler dev once; undefined when its API answers, else what went wrong. */
+  const launch = async (): Promise<string | undefined> => {
+    if (child) throw new Error('wrangler dev is already running');
+    if (!(await portFree(port))) throw new Error(`port ${port} is taken; wrangler dev cannot start on it`);
+    const proc = spawn(
+      process.execPath,
+      [
+        WRANGLER,
+        'dev',
+        '--config',
+        'wrangler.toml',
+        '--port',
+        String(port),
+        '--ip',
+        '127.0.0.1',
+        '--inspector-port',
+        String(inspectorPort),
+        '--persist-to',
+        persistDir,
+        '--var',
+        `ADMIN_TOKEN:${adminToken}`,
+        // No image proxy unless a test asks for one, whatever .dev.vars holds (room-page-images.test.ts).
+        ...Object.entries({ IMAGE_PROXY_KEY: '', ...options.vars }).flatMap(([name, value]) => ['--var', `${name}:${value}`]),
+        '--show-interactive-dev-session=false',
+        '--log-level',
+        'warn',
+      ],
+      // Its own process group, so stop() reaches workerd and esbuild too.
+      { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: wranglerEnv() },
+    );
+    child = proc;
+    running.add(proc.pid!);
+    proc.stdout!.on('data', record);
+    proc.stderr!.on('data', record);
+    const printedBefore = log.length;
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    while (Date.now() < deadline) {
+      // A build error (e.g. a half-edited source file) leaves wrangler waiting for a fix: give up at once.
+      if (proc.exitCode !== null || log.slice(printedBefore).some((line) => line.includes('Build failed'))) break;
+      try {
+        const res = await fetch(`${baseUrl}/api/v1/rooms`, {
+          headers: { Authorization: `Bearer ${adminToken}` },
+          signal: AbortSignal.timeout(2_000),
+        });
+        await res.arrayBuffer();
+        if (res.status === 200) return undefined;
+      } catch {
+        // Not listening yet.
+      }
+      await sleep(150);
+    }
+    const tail = server.logTail();
+    await server.stop();
+    return `wrangler dev did not answer on ${baseUrl} within ${START_TIMEOUT_MS / 1000} s:\n${tail}`;
+  };
+
   const server: DevServer = {
     port,
     baseUrl,
@@ -156,57 +212,14 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     persistDir,
 
     async start() {
-      if (child) throw new Error('wrangler dev is already running');
-      if (!(await portFree(port))) throw new Error(`port ${port} is taken; wrangler dev cannot start on it`);
-      const proc = spawn(
-        process.execPath,
-        [
-          WRANGLER,
-          'dev',
-          '--config',
-          'wrangler.toml',
-          '--port',
-          String(port),
-          '--ip',
-          '127.0.0.1',
-          '--inspector-port',
-          String(inspectorPort),
-          '--persist-to',
-          persistDir,
-          '--var',
-          `ADMIN_TOKEN:${adminToken}`,
-          // No image proxy unless a test asks for one, whatever .dev.vars holds (room-page-images.test.ts).
-          ...Object.entries({ IMAGE_PROXY_KEY: '', ...options.vars }).flatMap(([name, value]) => ['--var', `${name}:${value}`]),
-          '--show-interactive-dev-session=false',
-          '--log-level',
-          'warn',
-        ],
-        // Its own process group, so stop() reaches workerd and esbuild too.
-        { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: wranglerEnv() },
-      );
-      child = proc;
-      running.add(proc.pid!);
-      proc.stdout!.on('data', record);
-      proc.stderr!.on('data', record);
-      const deadline = Date.now() + START_TIMEOUT_MS;
-      while (Date.now() < deadline) {
-        // A build error (e.g. a half-edited source file) leaves wrangler waiting for a fix: give up at once.
-        if (proc.exitCode !== null || log.some((line) => line.includes('Build failed'))) break;
-        try {
-          const res = await fetch(`${baseUrl}/api/v1/rooms`, {
-            headers: { Authorization: `Bearer ${adminToken}` },
-            signal: AbortSignal.timeout(2_000),
-          });
-          await res.arrayBuffer();
-          if (res.status === 200) return;
-        } catch {
-          // Not listening yet.
-        }
-        await sleep(150);
+      // Once in a while (a few runs in ten with two files side by side on a busy machine) a wrangler dev
+      // never answers; what it printed is kept in the error, and one more start is tried.
+      for (let attempt = 1; ; attempt++) {
+        const failure = await launch();
+        if (failure === undefined) return;
+        if (attempt === 2) throw new Error(failure);
+        process.stderr.write(`[e2e] ${failure}\n[e2e] starting wrangler dev again\n`);
       }
-      const tail = server.logTail();
-      await server.stop();
-      throw new Error(`wrangler dev did not answer on ${baseUrl}:\n${tail}`);
     },
 
     async stop() {
