@@ -26,11 +26,17 @@ type SqliteConstructor = new (file: string, options?: { readonly?: boolean }) =>
 
 let loaded: SqliteConstructor | null | undefined;
 
-/** The better-sqlite3 constructor, or undefined when the bench's dependencies are not installed. */
+/**
+ * The better-sqlite3 constructor, or undefined when the bench's dependencies are not installed, or were
+ * installed without its native build (`--ignore-scripts`, as .ci/run does): the package then loads, and
+ * only opening a database fails.
+ */
 export function loadSqlite(): SqliteConstructor | undefined {
   if (loaded === undefined) {
     try {
-      loaded = createRequire(import.meta.url)('better-sqlite3') as SqliteConstructor;
+      const Database = createRequire(import.meta.url)('better-sqlite3') as SqliteConstructor;
+      new Database(':memory:').close();
+      loaded = Database;
     } catch {
       loaded = null;
     }

@@ -95,14 +95,16 @@ describe('the benchmark harness', () => {
     }
   });
 
-  it.runIf(duckInstalled && sqliteInstalled)(
-    'answers queries a, b, c and d in the DuckDB peer exactly as the SQLite peer and the reference do',
+  // CI installs the bench's dependencies without install scripts (.ci/run): DuckDB's binary comes as a
+  // package, better-sqlite3's would compile for minutes, so there the SQLite comparisons are skipped.
+  it.runIf(duckInstalled)(
+    'answers queries a, b and c in the DuckDB peer exactly as the reference does, and a–d as the SQLite peer (when built)',
     async () => {
       const duck = await duckPeer();
-      const sqlite = sqlitePeer();
+      const sqlite = sqliteInstalled ? sqlitePeer() : undefined;
       for (const q of queries) {
         const fromDuck = await peerAnswer(q, DUCKDB, duck);
-        expect(fromDuck, `DuckDB vs SQLite, query ${q.id}`).toBe(await peerAnswer(q, SQLITE, sqlite));
+        if (sqlite) expect(fromDuck, `DuckDB vs SQLite, query ${q.id}`).toBe(await peerAnswer(q, SQLITE, sqlite));
         if (q.id !== 'd') expect(fromDuck, `DuckDB vs reference, query ${q.id}`).toBe(expectedFor(q));
       }
     },
