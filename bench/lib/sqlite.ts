@@ -47,6 +47,9 @@ export function loadSqlite(): SqliteConstructor | undefined {
 /** Opens a database with better-sqlite3; throws a clear error when the bench is not installed. */
 export function openSqliteFile(file: string, options?: { readonly?: boolean }): SqliteDatabase {
   const Database = loadSqlite();
-  if (!Database) throw new Error('better-sqlite3 is not installed: run `npm install --prefix bench` (npm run bench does)');
+  if (!Database)
+    throw new Error(
+      'better-sqlite3 is not installed or not built: run `npm install --prefix bench` (npm run bench does), or `npm rebuild --prefix bench better-sqlite3` after an install without scripts (.ci/run)',
+    );
   return new Database(file, options);
 }
