@@ -81,6 +81,41 @@ export class JsonBytes {
 
   /** A number as JSON.stringify writes it (integers without a string in between). */
   number(value: number): void {
+    // Most numbers of an answer (counts, ms) are non-negative and below 2^31: integer arithmetic,
+    // digits counted by comparison, no Math calls (query c writes ~90,000 of them).
+    if ((value | 0) === value && value >= 0) {
+      let n = value | 0;
+      const digits =
+        n < 10
+          ? 1
+          : n < 100
+            ? 2
+            : n < 1000
+              ? 3
+              : n < 10000
+                ? 4
+                : n < 100000
+                  ? 5
+                  : n < 1000000
+                    ? 6
+                    : n < 10000000
+                      ? 7
+                      : n < 100000000
+                        ? 8
+                        : n < 1000000000
+                          ? 9
+                          : 10;
+      if (this.len + digits > this.buf.length) this.grow(digits);
+      const buf = this.buf;
+      let at = this.len + digits;
+      this.len = at;
+      do {
+        const q = (n / 10) | 0;
+        buf[--at] = 48 + n - q * 10;
+        n = q;
+      } while (n > 0);
+      return;
+    }
     if (!Number.isSafeInteger(value)) {
       this.text(JSON.stringify(value));
       return;

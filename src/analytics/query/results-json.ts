@@ -103,8 +103,18 @@ async function writeGroupData(
 ): Promise<boolean> {
   const order = aggregation.order;
   const views = aggregation.views;
+  const cells = cellIndex(state);
   const bucketIds = new Set([...state.serviceLevel.keys(), ...state.views.keys()]);
-  for (const key of state.cells.keys()) bucketIds.add(bucketOfCell(key));
+  if (cells.dense) {
+    for (let b = 0, at = 0; at < cells.dense.length; b++, at += METRIC_COUNT) {
+      for (let m = 0; m < METRIC_COUNT; m++) {
+        if (cells.dense[at + m] !== -1) {
+          bucketIds.add(cells.low + b);
+          break;
+        }
+      }
+    }
+  } else for (const key of state.cells.keys()) bucketIds.add(bucketOfCell(key));
   let entries = 0;
   for (const bucket of [...bucketIds].sort((a, b) => a - b)) {
     const start = out.length;
@@ -134,7 +144,7 @@ async function writeGroupData(
         out.char(CLOSE_BRACE);
         continue;
       }
-      const row = state.cells.get(cellKey(bucket, m));
+      const row = cells.dense ? cellRow(cells, bucket, m) : state.cells.get(cellKey(bucket, m));
       if (row === undefined) continue;
       if (metrics++ > 0) out.char(COMMA);
       out.piece(P.prefix[m]!);
@@ -175,6 +185,44 @@ async function writeGroupData(
     entries++;
   }
   return entries > 0;
+}
+
+const METRIC_COUNT = METRICS.length;
+
+/**
+ * A group's cells as a dense array, row per (bucket - low) * METRIC_COUNT + metric (-1: none), when
+ * it is dense enough (at most 4 slots per cell, so it never takes more than a few bytes per cell):
+ * writing looks up every metric of every bucket, and a Map lookup per metric was the writer's
+ * largest cost for an answer of many cells (query c). Otherwise undefined: the Map is used.
+ */
+interface CellIndex {
+  dense: Int32Array | undefined;
+  low: number;
+}
+
+function cellIndex(state: GroupState): CellIndex {
+  let low = Number.POSITIVE_INFINITY;
+  let high = Number.NEGATIVE_INFINITY;
+  for (const key of state.cells.keys()) {
+    const bucket = bucketOfCell(key);
+    if (bucket < low) low = bucket;
+    if (bucket > high) high = bucket;
+  }
+  const size = (high - low + 1) * METRIC_COUNT;
+  if (state.cells.size === 0 || !(size <= 4 * state.cells.size + METRIC_COUNT)) return { dense: undefined, low: 0 };
+  const dense = new Int32Array(size).fill(-1);
+  const offset = low * METRIC_COUNT;
+  // cellKey(bucket, metric) - low * METRIC_COUNT is the slot.
+  for (const [key, row] of state.cells) dense[key - offset] = row;
+  return { dense, low };
+}
+
+function cellRow(cells: CellIndex, bucket: number, metric: number): number | undefined {
+  // A bucket with only oServiceLevel or view entries may lie outside the cells' range.
+  const at = (bucket - cells.low) * METRIC_COUNT + metric;
+  if (at < 0 || at >= cells.dense!.length) return undefined;
+  const row = cells.dense![at]!;
+  return row === -1 ? undefined : row;
 }
 
 /** Timer stats, keys in the wire order. */
