@@ -5,17 +5,14 @@
  * find it in the delivery log and the room's history, pause (a test post refused, and logged),
  * resume, rotate, delete; the API's error messages shown as they are.
  */
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPage } from '../../scripts/build-page';
-import { Api } from './support/api';
-import { launchChromium } from './support/browser';
-import { startDevServer, type DevServer } from './support/dev-server';
+import type { Api } from './support/api';
+import type { DevServer } from './support/dev-server';
+import { ARTIFACTS, closeTestbed, openTestbed } from './support/testbed';
 import { waitFor } from './support/page-probe';
-
-const ARTIFACTS = path.resolve(import.meta.dirname, '../artifacts');
 
 let server: DevServer;
 let api: Api;
@@ -62,15 +59,11 @@ const deliveryRows = (page: Page) =>
 
 beforeAll(async () => {
   await buildPage();
-  server = await startDevServer();
-  api = new Api(server);
-  browser = await launchChromium();
-  mkdirSync(ARTIFACTS, { recursive: true });
+  ({ server, api, browser } = await openTestbed());
 });
 
 afterAll(async () => {
-  await browser?.close().catch(() => undefined);
-  await server?.dispose();
+  await closeTestbed({ server, browser });
 });
 
 describe('the admin page', () => {

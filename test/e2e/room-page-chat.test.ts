@@ -4,16 +4,13 @@
  * edit and deletion reach the open page as update frames and replace the message at its seq; a token
  * that may only read is told it cannot post.
  */
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Api } from './support/api';
-import { launchChromium } from './support/browser';
-import { startDevServer, type DevServer } from './support/dev-server';
+import type { Api } from './support/api';
+import type { DevServer } from './support/dev-server';
+import { ARTIFACTS, closeTestbed, openTestbed } from './support/testbed';
 import { attachProbe, type Probe, waitFor } from './support/page-probe';
-
-const ARTIFACTS = path.resolve(import.meta.dirname, '../artifacts');
 
 let server: DevServer;
 let api: Api;
@@ -38,15 +35,11 @@ async function openRoom(roomId: string, token: string): Promise<{ page: Page; pr
 const item = (page: Page, seq: number) => page.locator(`#messages li.message[data-seq="${seq}"]`);
 
 beforeAll(async () => {
-  server = await startDevServer();
-  api = new Api(server);
-  browser = await launchChromium();
-  mkdirSync(ARTIFACTS, { recursive: true });
+  ({ server, api, browser } = await openTestbed());
 });
 
 afterAll(async () => {
-  await browser?.close().catch(() => undefined);
-  await server?.dispose();
+  await closeTestbed({ server, browser });
 });
 
 describe('talking in a room from its page', () => {

@@ -7,17 +7,16 @@
  * infinite scroll that keeps the reader's place, deep links, the render time of older pages, and a burst of live
  * messages spread over frames.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/chat/protocol';
-import { Api } from './support/api';
-import { launchChromium } from './support/browser';
-import { startDevServer, type DevServer } from './support/dev-server';
+import type { Api } from './support/api';
+import type { DevServer } from './support/dev-server';
+import { ARTIFACTS, closeTestbed, openTestbed } from './support/testbed';
 import { attachProbe, makeMessage, type Probe, type ScriptedRoom, scriptRoom, waitFor } from './support/page-probe';
 
-const ARTIFACTS = path.resolve(import.meta.dirname, '../artifacts');
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
 
@@ -84,16 +83,12 @@ function history(roomId: string, n: number): ChatMessage[] {
 }
 
 beforeAll(async () => {
-  server = await startDevServer();
-  api = new Api(server);
-  browser = await launchChromium();
+  ({ server, api, browser } = await openTestbed());
   viewerToken = await api.createToken(['chat:read']);
-  mkdirSync(ARTIFACTS, { recursive: true });
 });
 
 afterAll(async () => {
-  await browser?.close().catch(() => undefined);
-  await server?.dispose();
+  await closeTestbed({ server, browser });
 });
 
 describe('the room page shows who sent what, and how urgent it is', () => {

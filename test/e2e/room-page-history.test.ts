@@ -7,16 +7,14 @@
  * posts this file made, not from the page or the API's search. Also: relative times are refreshed in
  * view only (issue 25 item 11: a long page re-laid out every message at a minute's turn).
  */
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Api, type Room, type Webhook } from './support/api';
-import { launchChromium } from './support/browser';
-import { startDevServer, type DevServer } from './support/dev-server';
+import type { Api, Room, Webhook } from './support/api';
+import type { DevServer } from './support/dev-server';
+import { ARTIFACTS, closeTestbed, openTestbed } from './support/testbed';
 import { attachProbe, makeMessage, type Probe, scriptRoom, waitFor } from './support/page-probe';
 
-const ARTIFACTS = path.resolve(import.meta.dirname, '../artifacts');
 /** The page's results per search page (history-search.ts SEARCH_PAGE). */
 const SEARCH_PAGE = 25;
 const BEFORE_GAP = 40;
@@ -113,10 +111,7 @@ async function search(page: Page, q: string, metadata = ''): Promise<void> {
 }
 
 beforeAll(async () => {
-  server = await startDevServer();
-  api = new Api(server);
-  browser = await launchChromium();
-  mkdirSync(ARTIFACTS, { recursive: true });
+  ({ server, api, browser } = await openTestbed());
   room = await api.createRoom('history', 'search, filter, jump');
   hook = await api.createWebhook(room.id);
   token = await api.createToken(['chat:read']);
@@ -128,8 +123,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close().catch(() => undefined);
-  await server?.dispose();
+  await closeTestbed({ server, browser });
 });
 
 describe('searching a room from its page', () => {

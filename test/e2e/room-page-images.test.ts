@@ -10,7 +10,6 @@
  * these do, and a deployed Worker's never do). Signing, rendering, the proxy's checks, headers and
  * cache, the page and its CSP are the real ones; only the TLS connection to a real host is not.
  */
-import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
@@ -19,13 +18,12 @@ import { deflateSync } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/chat/protocol';
-import { Api, type Webhook } from './support/api';
-import { launchChromium } from './support/browser';
-import { startDevServer, type DevServer } from './support/dev-server';
+import type { Api, Webhook } from './support/api';
+import type { DevServer } from './support/dev-server';
+import { ARTIFACTS, closeTestbed, openTestbed } from './support/testbed';
 import { attachProbe, waitFor } from './support/page-probe';
 import { xssVectors } from './support/xss-vectors';
 
-const ARTIFACTS = path.resolve(import.meta.dirname, '../artifacts');
 const HOST = 'https://grafana.example.com';
 
 let server: DevServer;
@@ -154,18 +152,14 @@ const NOT_LOADED = `[...document.querySelectorAll('img')].filter((i) => !(i.comp
 beforeAll(async () => {
   upstream = await startImageHost();
   const { port } = upstream.address() as AddressInfo;
-  server = await startDevServer({
+  ({ server, api, browser } = await openTestbed({
     vars: { IMAGE_PROXY_KEY: randomBytes(32).toString('base64url'), IMAGE_PROXY_LOOPBACK_UPSTREAM: `http://127.0.0.1:${port}` },
-  });
-  api = new Api(server);
-  browser = await launchChromium();
+  }));
   viewerToken = await api.createToken(['chat:read']);
-  mkdirSync(ARTIFACTS, { recursive: true });
 });
 
 afterAll(async () => {
-  await browser?.close().catch(() => undefined);
-  await server?.dispose();
+  await closeTestbed({ server, browser });
   await new Promise((resolve) => upstream?.close(resolve));
 });
 

@@ -4,17 +4,14 @@
  * now" and how long ago the last message came; a socket that goes silent without closing (a dead
  * network) is noticed by its missing pongs, dropped and replaced by itself.
  */
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page, WebSocketRoute } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROTOCOL } from '../../src/chat/protocol';
-import { Api } from './support/api';
-import { launchChromium } from './support/browser';
-import { startDevServer, type DevServer } from './support/dev-server';
+import type { Api } from './support/api';
+import type { DevServer } from './support/dev-server';
+import { ARTIFACTS, closeTestbed, openTestbed } from './support/testbed';
 import { attachProbe, type Probe, waitFor } from './support/page-probe';
-
-const ARTIFACTS = path.resolve(import.meta.dirname, '../artifacts');
 
 let server: DevServer;
 let api: Api;
@@ -50,16 +47,12 @@ const countdown = async (page: Page) => {
 };
 
 beforeAll(async () => {
-  server = await startDevServer();
-  api = new Api(server);
-  browser = await launchChromium();
+  ({ server, api, browser } = await openTestbed());
   viewerToken = await api.createToken(['chat:read']);
-  mkdirSync(ARTIFACTS, { recursive: true });
 });
 
 afterAll(async () => {
-  await browser?.close().catch(() => undefined);
-  await server?.dispose();
+  await closeTestbed({ server, browser });
 });
 
 describe('the room page offline', () => {

@@ -6,17 +6,15 @@
  * people see (senders, levels, wall mode, history) is in room-page-display.test.ts, offline in
  * room-page-offline.test.ts.
  */
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Api, type Webhook } from './support/api';
-import { launchChromium } from './support/browser';
-import { startDevServer, type DevServer } from './support/dev-server';
+import type { Api, Webhook } from './support/api';
+import type { DevServer } from './support/dev-server';
+import { ARTIFACTS, closeTestbed, openTestbed } from './support/testbed';
 import { attachProbe, type Probe } from './support/page-probe';
 import { xssVectors } from './support/xss-vectors';
 
-const ARTIFACTS = path.resolve(import.meta.dirname, '../artifacts');
 const LEGIT_IMAGE = 'https://img.example.com/badge.png';
 const LEGIT_LINK = 'https://example.com/deploys/42';
 const LEGIT_MESSAGE = [
@@ -79,15 +77,12 @@ async function openRoom(
 }
 
 beforeAll(async () => {
-  server = await startDevServer();
-  api = new Api(server);
-  browser = await launchChromium();
+  ({ server, api, browser } = await openTestbed());
   viewerToken = await api.createToken(['chat:read']);
 });
 
 afterAll(async () => {
-  await browser?.close().catch(() => undefined);
-  await server?.dispose();
+  await closeTestbed({ server, browser });
 });
 
 describe('the room page in Chromium', () => {
@@ -288,7 +283,6 @@ describe('the room page in Chromium', () => {
 
     // Artifacts: the end of the room (the legitimate message under the last vectors), its top (the
     // hostile name and topic, the first vectors) and the whole page.
-    mkdirSync(ARTIFACTS, { recursive: true });
     await page.evaluate('window.scrollTo(0, document.body.scrollHeight)');
     await page.screenshot({ path: path.join(ARTIFACTS, 'room-xss.png') });
     await page.evaluate('window.scrollTo(0, 0)');

@@ -5,16 +5,14 @@
  * from its plain URL; after a revocation or rotation the page says the link was revoked or replaced,
  * and never asks for a token; a new link replaces the one kept.
  */
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Api } from './support/api';
-import { launchChromium } from './support/browser';
-import { startDevServer, type DevServer } from './support/dev-server';
+import type { Api } from './support/api';
+import type { DevServer } from './support/dev-server';
+import { ARTIFACTS, closeTestbed, openTestbed } from './support/testbed';
 import { attachProbe, type Probe, waitFor } from './support/page-probe';
 
-const ARTIFACTS = path.resolve(import.meta.dirname, '../artifacts');
 const GONE = 'This link was revoked or replaced; ask for a new one.';
 
 interface Link {
@@ -69,15 +67,11 @@ async function untilGone(page: Page): Promise<void> {
 }
 
 beforeAll(async () => {
-  server = await startDevServer();
-  api = new Api(server);
-  browser = await launchChromium();
-  mkdirSync(ARTIFACTS, { recursive: true });
+  ({ server, api, browser } = await openTestbed());
 });
 
 afterAll(async () => {
-  await browser?.close().catch(() => undefined);
-  await server?.dispose();
+  await closeTestbed({ server, browser });
 });
 
 describe('a viewer link on the room page', () => {
