@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/profile/tuple-budget.ts [--quick] [--threads N] [--unique N]`
+ * `npx tsx bench/profile/tuple-budget.ts [--quick] [--threads N] [--unique N] [--exclude dim,dim]`
  *
  * The budget measurement of docs/design-any-dimension.md: over the bench's observations (the peers'
  * obs.csv, through DuckDB), how many distinct tuples of the low-cardinality dimensions there are per
@@ -17,10 +17,14 @@ import { COLUMNS } from '../peers/observations';
 import { openDuckDbMemory } from '../peers/engines';
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, threads: { type: 'string' }, unique: { type: 'string' } } });
+  const { values } = parseArgs({
+    options: { quick: { type: 'boolean' }, threads: { type: 'string' }, unique: { type: 'string' }, exclude: { type: 'string' } },
+  });
   const spec = values.quick ? QUICK_SIM : FULL_SIM;
   const csv = path.join(DATA_DIR, `peers-${specKey(spec)}`, 'obs.csv');
   const uniqueAbove = Number(values.unique ?? 5_000);
+  // Dimensions left out of the tuple on purpose (comma-separated), e.g. the agent's per-offer context.
+  const excluded = new Set((values.exclude ?? '').split(',').filter(Boolean));
   const { conn, close } = await openDuckDbMemory(Number(values.threads ?? 1));
   const q = async (sql: string) => (await conn.runAndReadAll(sql)).getRows();
   try {
@@ -34,7 +38,7 @@ async function main(): Promise<void> {
     const observations = Number(counts[0]![DIMENSIONS.length]);
     const present = distinct.filter((x) => x.n > 0);
     const unique = present.filter((x) => x.n > uniqueAbove);
-    const tuple = present.filter((x) => x.n <= uniqueAbove && x.d !== 'mediaType');
+    const tuple = present.filter((x) => x.n <= uniqueAbove && x.d !== 'mediaType' && !excluded.has(x.d));
     console.log(`${observations.toLocaleString('en-US')} observations (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
     console.log(`dimensions present: ${present.length} of ${DIMENSIONS.length}`);
     console.log(`conversation-unique (> ${uniqueAbove} values): ${unique.map((x) => `${x.d} ${x.n}`).join(', ')}`);

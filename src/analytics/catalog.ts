@@ -27,6 +27,12 @@ export interface DimensionDef {
   filterOnly?: true;
   /** Stored for `property` predicates, never named as a dimension in a query. */
   hidden?: true;
+  /**
+   * Its values are about as many as conversations, contacts, agents or offers (ids, addresses, names,
+   * per-offer lists): kept in the raw rows only, not in the dimension cube (rollups.ts), whose cells it
+   * would multiply. A query on it reads the raw rows (docs/analytics-storage.md).
+   */
+  unbounded?: true;
 }
 
 type Named<N extends string> = DimensionDef & { name: N };
@@ -52,6 +58,7 @@ const g = <N extends string>(name: N, field: string = name, kind: FieldKind = 's
 const derived = <N extends string>(name: N): Named<N> => ({ name, level: 'derived' });
 const multi = <D extends DimensionDef>(d: D): D => ({ ...d, multi: true });
 const numeric = <D extends DimensionDef>(d: D): D => ({ ...d, numeric: true });
+const unbounded = <D extends DimensionDef>(d: D): D => ({ ...d, unbounded: true });
 
 /**
  * Every groupBy and filter dimension of Genesys' conversation aggregate query, with where ingest reads
@@ -59,46 +66,46 @@ const numeric = <D extends DimensionDef>(d: D): D => ({ ...d, numeric: true });
  * whether it is multi-valued is part of the codec. Append new entries at the end; never reorder.
  */
 export const DIMENSION_DEFS = [
-  c('conversationId', 'conversationId'),
+  unbounded(c('conversationId', 'conversationId')),
   c('originatingDirection', 'originatingDirection'),
   multi(c('divisionId', 'divisionIds', 'strings')),
   p('purpose'),
-  p('participantName'),
+  unbounded(p('participantName')),
   p('userId'),
   s('mediaType'),
   s('direction'),
-  s('ani'),
-  s('dnis'),
-  s('sessionId'),
+  unbounded(s('ani')),
+  unbounded(s('dnis')),
+  unbounded(s('sessionId')),
   g('queueId'),
   g('wrapUpCode'),
   g('disconnectType'),
   // Issue 23: the rest of Genesys' catalogue, in its (alphabetical) order.
   derived('activeRouting'),
   multi(s('activeSkillId', 'activeSkillIds', 'strings')),
-  s('addressFrom'),
-  s('addressTo'),
+  unbounded(s('addressFrom')),
+  unbounded(s('addressTo')),
   s('agentAssistantId'),
   numeric(s('agentBullseyeRing', 'agentBullseyeRing', 'integer')),
   s('agentOwned', 'agentOwned', 'boolean'),
   multi(numeric(s('agentRank', 'proposedAgents.agentRank', 'integers'))),
-  multi(numeric(g('agentScore', 'scoredAgents.agentScore', 'integers'))),
-  s('assignerId'),
+  unbounded(multi(numeric(g('agentScore', 'scoredAgents.agentScore', 'integers')))),
+  unbounded(s('assignerId')),
   s('authenticated', 'authenticated', 'boolean'),
   c('conversationInitiator', 'conversationInitiator'),
   derived('convertedFrom'),
   derived('convertedTo'),
   c('customerParticipation', 'customerParticipation', 'boolean'),
   s('deliveryStatus'),
-  multi(s('destinationAddress', 'destinationAddresses', 'strings')),
+  unbounded(multi(s('destinationAddress', 'destinationAddresses', 'strings'))),
   s('edgeId'),
-  multi(numeric(s('eligibleAgentCount', 'eligibleAgentCounts', 'integers'))),
+  unbounded(multi(numeric(s('eligibleAgentCount', 'eligibleAgentCounts', 'integers')))),
   g('errorCode'),
   s('extendedDeliveryStatus'),
-  p('externalContactId'),
+  unbounded(p('externalContactId')),
   numeric(derived('externalMediaCount')),
-  p('externalOrganizationId'),
-  c('externalTag', 'externalTag'),
+  unbounded(p('externalOrganizationId')),
+  unbounded(c('externalTag', 'externalTag')),
   derived('firstQueue'),
   p('flaggedReason'),
   s('flowInType'),
@@ -108,45 +115,45 @@ export const DIMENSION_DEFS = [
   s('journeyActionId'),
   s('journeyActionMapId'),
   numeric(s('journeyActionMapVersion', 'journeyActionMapVersion', 'integer')),
-  s('journeyCustomerId'),
+  unbounded(s('journeyCustomerId')),
   s('journeyCustomerIdType'),
-  s('journeyCustomerSessionId'),
+  unbounded(s('journeyCustomerSessionId')),
   s('journeyCustomerSessionIdType'),
   multi(c('knowledgeBaseId', 'knowledgeBaseIds', 'strings')),
   numeric(s('mediaCount', 'mediaCount', 'integer')),
   s('messageType'),
   c('originatingSocialMediaPublic', 'originatingSocialMediaPublic', 'boolean'),
   s('outboundCampaignId'),
-  s('outboundContactId'),
+  unbounded(s('outboundContactId')),
   s('outboundContactListId'),
-  s('peerId'),
-  multi(s('proposedAgentId', 'proposedAgents.proposedAgentId', 'strings')),
+  unbounded(s('peerId')),
+  unbounded(multi(s('proposedAgentId', 'proposedAgents.proposedAgentId', 'strings'))),
   s('provider'),
-  s('remote'),
+  unbounded(s('remote')),
   multi(s('removedSkillId', 'removedSkillIds', 'strings')),
   g('requestedLanguageId'),
   multi(s('requestedRouting', 'requestedRoutings', 'strings')),
   multi(g('requestedRoutingSkillId', 'requestedRoutingSkillIds', 'strings')),
-  s('roomId'),
+  unbounded(s('roomId')),
   numeric(derived('routingPriority')),
   numeric(s('routingRing', 'routingRing', 'integer')),
   s('routingRule'),
   s('routingRuleType'),
-  multi(g('scoredAgentId', 'scoredAgents.scoredAgentId', 'strings')),
-  s('selectedAgentId'),
+  unbounded(multi(g('scoredAgentId', 'scoredAgents.scoredAgentId', 'strings'))),
+  unbounded(s('selectedAgentId')),
   numeric(s('selectedAgentRank', 'selectedAgentRank', 'integer')),
   c('selfServed', 'selfServed', 'boolean'),
-  s('sessionDnis'),
+  unbounded(s('sessionDnis')),
   s('skillExpressionId'),
-  derived('stationId'),
+  unbounded(derived('stationId')),
   p('teamId'),
   s('usedRouting'),
   derived('videoPresent'),
-  multi(numeric(s('waitingInteractionCount', 'waitingInteractionCounts', 'integers'))),
-  { ...derived('canonicalExternalContactId'), filterOnly: true },
+  unbounded(multi(numeric(s('waitingInteractionCount', 'waitingInteractionCounts', 'integers')))),
+  { ...unbounded(derived('canonicalExternalContactId')), filterOnly: true },
   { ...derived('reoffered'), filterOnly: true },
   // Segment properties ([{property, propertyType, value}]), for `property` predicates (query/filter.ts).
-  { ...multi(g('segmentProperty', 'properties', 'properties')), hidden: true },
+  { ...unbounded(multi(g('segmentProperty', 'properties', 'properties'))), hidden: true },
 ] as const satisfies readonly DimensionDef[];
 const DEFS: readonly DimensionDef[] = DIMENSION_DEFS;
 
@@ -167,6 +174,8 @@ export const DIMENSION_INDEX: Readonly<Record<Dimension, number>> = Object.fromE
 export const MULTI_VALUED: readonly boolean[] = DEFS.map((d) => d.multi === true);
 /** Per dimension index: numeric (takes `range`). */
 export const NUMERIC: readonly boolean[] = DEFS.map((d) => d.numeric === true);
+/** Per dimension index: values unbounded in number (DimensionDef.unbounded): raw rows only. */
+export const UNBOUNDED: readonly boolean[] = DEFS.map((d) => d.unbounded === true);
 
 /** `observation` = an `o*` value Genesys emits as a session metric (message counts…): answered with timer-like stats. */
 export type MetricKind = 'count' | 'timer' | 'observation' | 'calculated';

@@ -1,5 +1,5 @@
 import { AGG_USER_METRICS, packedColumns } from '../db/packed-columns';
-import { APPLIES, DIMENSION_INDEX, METRICS, MULTI_VALUED, metricIndex, type Dimension } from './catalog';
+import { APPLIES, DIMENSION_INDEX, DIMENSIONS, METRICS, MULTI_VALUED, metricIndex, UNBOUNDED, type Dimension } from './catalog';
 
 /**
  * The pre-aggregated rollups kept next to the raw observations (tables agg_* in db/schema.ts).
@@ -8,7 +8,7 @@ import { APPLIES, DIMENSION_INDEX, METRICS, MULTI_VALUED, metricIndex, type Dime
  * resolutions, is answered from the smallest such rollup at the coarsest such resolution.
  */
 export interface Rollup {
-  table: 'agg_media' | 'agg_queue' | 'agg_user' | 'agg_user_more';
+  table: 'agg_media' | 'agg_queue' | 'agg_user' | 'agg_user_more' | 'agg_dim';
   /** Dimensions kept, with the column holding each one's dictionary id (0 = absent). */
   dims: readonly { dim: Dimension; column: string; index: number }[];
   /** Slot widths kept, in minutes, coarsest first (RESOLUTIONS_MINUTES, minus or plus a few). */
@@ -24,6 +24,12 @@ export interface Rollup {
    * `othersFrom`, a rollup keeping the same resolutions and every dimension of this one that applies to them.
    */
   packed?: { metrics: readonly PackedMetric[]; more: Rollup; othersFrom: Rollup['table'] };
+  /**
+   * Set for the dimension cube's share of one dimension (CUBE): agg_dim's rows with `dim` = this
+   * catalogue index hold the cells where the dimension is present, with its value's id in `value`;
+   * the cells where it is absent are agg_mask's rows whose presence mask lacks this bit.
+   */
+  cube?: { index: number };
 }
 
 /** A metric of a packed rollup and its four columns (absent from a row: cnt = sum = 0, mn = mx = NULL). */
@@ -108,8 +114,50 @@ export const ROLLUPS: readonly Rollup[] = [
   },
 ];
 
-/** Every rollup table ingest writes: the planner's rollups and the packed one's companion. */
+/** Every rollup table ingest writes (but the cube's, ingest/cube-rows.ts): the planner's rollups and the packed one's companion. */
 export const ROLLUP_TABLES: readonly Rollup[] = [...ROLLUPS, USER_MORE];
+
+/**
+ * The dimension cube (issue 24; docs/analytics-storage.md, "The dimension cube"): every dimension
+ * that is neither a rollup column nor unbounded (catalog.ts), each on its own beside mediaType.
+ * agg_dim keeps count/sum/min/max per (dim, res, slot, metric, media, value) for the observations
+ * where the dimension is present (a multi-valued one's value is its whole list, JSON text in the
+ * dictionary, so grouping per element, flattening and any-element filters all stay exact); agg_mask
+ * keeps them per (res, slot, metric, media, presence mask) for every observation, the mask having
+ * the bit DIMENSION_INDEX of each cube dimension the observation carries. A dimension's absent cells
+ * are the mask cells without its bit: one small table instead of an "absent" cell per dimension per
+ * metric (about as many rows again as the present ones). A query whose groupBy and filter name one
+ * cube dimension (and mediaType) reads only that dimension's cells: a new catalogue dimension joins
+ * the cube with no migration.
+ */
+export const CUBE_DIMENSIONS: readonly { dim: Dimension; index: number }[] = DIMENSIONS.flatMap((dim, index) =>
+  UNBOUNDED[index] || ['mediaType', 'direction', 'queueId', 'userId'].includes(dim) ? [] : [{ dim, index }],
+);
+
+/** The cube's resolutions, coarsest first: days and hours (local days of whole-hour zones read hours). */
+export const CUBE_RESOLUTIONS = [1440, 60] as const;
+
+/** Bits per presence-mask column (agg_mask m0, m1): exact in a JS number and a SQLite integer. */
+export const MASK_BITS = 48;
+if (DIMENSIONS.length > 2 * MASK_BITS) throw new Error('rollups: agg_mask holds 96 dimension bits; add a mask column for more');
+
+/** The mask column and bit test of one dimension, as SQL (its bit unset: the dimension is absent). */
+export function maskBitSql(index: number): string {
+  return index < MASK_BITS ? `(m0 >> ${index}) & 1` : `(m1 >> ${index - MASK_BITS}) & 1`;
+}
+
+const CUBE_ROLLUPS: readonly Rollup[] = CUBE_DIMENSIONS.map(({ dim, index }) => ({
+  table: 'agg_dim',
+  dims: [
+    { dim: 'mediaType', column: 'media', index: DIMENSION_INDEX.mediaType },
+    { dim, column: 'value', index },
+  ],
+  resolutions: CUBE_RESOLUTIONS,
+  cube: { index },
+}));
+
+/** What the planner may pick, smallest first: the rollups, then one dimension's share of the cube. */
+const PLANNED: readonly Rollup[] = [...ROLLUPS, ...CUBE_ROLLUPS];
 
 /**
  * Whether `rollup` holds every cell of these metrics (undefined = all) that a query needs: a packed
@@ -136,7 +184,7 @@ export function pickRollup(
   metrics?: readonly number[],
 ): { rollup: Rollup; res: number } | undefined {
   const wanted = [...dimensions];
-  for (const rollup of ROLLUPS) {
+  for (const rollup of PLANNED) {
     if (!wanted.every((d) => rollup.dims.some((x) => x.dim === d))) continue;
     if (!holds(rollup, metrics)) continue;
     const res = rollup.resolutions.find(aligned);
@@ -151,5 +199,5 @@ const ROLLUP_BY_TABLE = new Map(ROLLUPS.map((r) => [r.table, r]));
 if (ROLLUPS.some((r) => r.dims.some((d) => MULTI_VALUED[d.index])))
   throw new Error('rollups: a multi-valued dimension cannot be a rollup column');
 
-/** Dimensions any rollup keeps: only their values go into the dictionary. */
+/** Dimensions the rollups keep as columns, in the order ingest resolves their ids (each rollup's are a prefix). */
 export const ROLLUP_DIMENSIONS: readonly { dim: Dimension; index: number }[] = ROLLUPS[ROLLUPS.length - 1]!.dims;

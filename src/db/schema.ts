@@ -84,6 +84,21 @@ const cellColumns = {
 
 export const aggMedia = sqliteTable('agg_media', cellColumns, (t) => [primaryKey({ columns: [t.res, t.slot, t.metric, t.media] })]);
 
+/**
+ * The dimension cube (analytics/rollups.ts CUBE_DIMENSIONS; migration 0016, WITHOUT ROWID by hand):
+ * agg_dim, the cells of each cube dimension where it is present (`dim` its catalogue index, `value`
+ * the id of its value or, multi-valued, of its whole list), keyed dimension first so one
+ * dimension's slots are one range; agg_mask, every observation's cells by presence mask (bit
+ * DIMENSION_INDEX of each cube dimension present; m0 bits 0-47, m1 bits 48-95).
+ */
+export const aggDim = sqliteTable('agg_dim', { dim: integer('dim').notNull(), ...cellColumns, value: integer('value').notNull() }, (t) => [
+  primaryKey({ columns: [t.dim, t.res, t.slot, t.metric, t.media, t.value] }),
+]);
+
+export const aggMask = sqliteTable('agg_mask', { ...cellColumns, m0: integer('m0').notNull(), m1: integer('m1').notNull() }, (t) => [
+  primaryKey({ columns: [t.res, t.slot, t.metric, t.media, t.m0, t.m1] }),
+]);
+
 export const aggQueue = sqliteTable(
   'agg_queue',
   { ...cellColumns, direction: integer('direction').notNull(), queue: integer('queue').notNull() },

@@ -197,11 +197,21 @@ describe('queries crossing all three partitions agree with one database holding 
     expect(source).toBe('rollup:agg_user@1440 partitions=P1,P2,P3');
   });
 
-  it('from the raw rows, by wrap-up code', async () => {
+  it('from the dimension cube, by wrap-up code', async () => {
     const source = await agrees({
       interval: WHOLE,
       granularity: 'P1D',
       groupBy: ['wrapUpCode'],
+      metrics: ['tHandle', 'tAcw', 'nConnected'],
+    });
+    expect(source).toBe('rollup:agg_dim@1440 partitions=P1,P2,P3');
+  });
+
+  it('from the raw rows, by wrap-up code and queue (no rollup keeps both)', async () => {
+    const source = await agrees({
+      interval: WHOLE,
+      granularity: 'P1D',
+      groupBy: ['wrapUpCode', 'queueId'],
       metrics: ['tHandle', 'tAcw', 'nConnected'],
     });
     expect(source).toBe('raw partitions=P1,P2,P3');
@@ -249,7 +259,7 @@ describe('queries crossing all three partitions agree with one database holding 
   });
 
   it('bounds raw reads for the whole query, not per partition', async () => {
-    const query = aggregateQuerySchema.parse({ interval: WHOLE, granularity: 'P1D', groupBy: ['wrapUpCode'] });
+    const query = aggregateQuerySchema.parse({ interval: WHOLE, granularity: 'P1D', groupBy: ['wrapUpCode', 'queueId'] });
     const { spec, read } = prepareQuery(query);
     const largest = Math.max(...(await Promise.all([P1, P2, P3].map(async (p) => (await ids(p.d1)).length))));
     const live = readablePartitions(store, Date.now());

@@ -66,8 +66,8 @@ export function updatedRow(w: ConversationWrite): string {
   return `[${JSON.stringify(w.id)},${w.firstEmit},${w.lastEmit},${spanClass(w.lastEmit - w.firstEmit)},${w.expectedVersion + 1},"${w.data}"]`;
 }
 
-/** The upsert of one rollup's cells (one JSON array of rollup-rows.ts rollupRows rows). */
-export function rollupUpsertSql(rollup: Rollup): string {
+/** The upsert of one rollup's cells (one JSON array of rollup-rows.ts rollupRows rows, or cube-rows.ts cubeRows rows). */
+export function rollupUpsertSql(rollup: { table: string; dims: readonly { column: string }[] }): string {
   const k = rollup.dims.length;
   const columns = ['res', 'slot', 'metric', ...rollup.dims.map((d) => d.column)];
   const sum = `value->>${3 + k}`;

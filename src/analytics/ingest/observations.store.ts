@@ -1,7 +1,9 @@
 import { jsonChunks } from '../../db/json-chunks';
+import type { Dimension } from '../catalog';
 import { unavailable } from '../../errors';
 import { dictionaryGuard, dictionaryIds, forgetDictionary } from '../dictionary';
-import { ROLLUP_DIMENSIONS, ROLLUP_TABLES } from '../rollups';
+import { CUBE_DIMENSIONS, ROLLUP_DIMENSIONS, ROLLUP_TABLES } from '../rollups';
+import { CUBE_DIM_COLUMNS, CUBE_MASK_COLUMNS, cubeRows, type CubeIds } from './cube-rows';
 import {
   CLEAR_GUARD_SQL,
   GUARD_SQL,
@@ -150,10 +152,11 @@ async function readStored(d1: D1Database, ids: string[]): Promise<Map<string, St
   return stored;
 }
 
-/** Per fresh observation, the dictionary ids of ROLLUP_DIMENSIONS (0 = absent), and the ids used. */
+/** Per fresh observation, the dictionary ids of ROLLUP_DIMENSIONS (0 = absent) and of the cube dimensions it carries, and the ids used. */
 interface ResolvedDims {
   /** ROLLUP_DIMENSIONS.length ids per observation of the plan's fresh ones, in order. */
   ids: Int32Array;
+  cube: CubeIds;
   guard: [number, string, string][];
 }
 
@@ -164,6 +167,12 @@ async function resolveDimensions(d1: D1Database, database: string, fresh: Observ
   const k = ROLLUP_DIMENSIONS.length;
   const locals = ROLLUP_DIMENSIONS.map(() => new Map<string, number>());
   const ids = new Int32Array(fresh.length * k);
+  // The cube dimensions present, sparse: most observations carry a few of them. A list is one
+  // value, its JSON text (rollups.ts CUBE_DIMENSIONS).
+  const cubeLocals = CUBE_DIMENSIONS.map(() => new Map<string, number>());
+  const starts = new Int32Array(fresh.length + 1);
+  let entries = new Int32Array(Math.max(16, fresh.length * 8));
+  let e = 0;
   for (let i = 0; i < fresh.length; i++) {
     const dims = fresh[i]!.dims;
     for (let j = 0; j < k; j++) {
@@ -175,8 +184,30 @@ async function resolveDimensions(d1: D1Database, database: string, fresh: Observ
       if (n === undefined) local.set(value, (n = local.size + 1));
       ids[i * k + j] = n;
     }
+    starts[i] = e;
+    for (let j = 0; j < CUBE_DIMENSIONS.length; j++) {
+      const value = dims[CUBE_DIMENSIONS[j]!.index];
+      if (value === undefined) continue;
+      const text = typeof value === 'string' ? value : JSON.stringify(value);
+      const local = cubeLocals[j]!;
+      let n = local.get(text);
+      if (n === undefined) local.set(text, (n = local.size + 1));
+      if (2 * e + 2 > entries.length) {
+        const grown = new Int32Array(entries.length * 2);
+        grown.set(entries);
+        entries = grown;
+      }
+      entries[2 * e] = j;
+      entries[2 * e + 1] = n;
+      e++;
+    }
   }
-  const dictionary = await dictionaryIds(d1, new Map(ROLLUP_DIMENSIONS.map(({ dim }, j) => [dim, new Set(locals[j]!.keys())])), database);
+  starts[fresh.length] = e;
+  const wanted = new Map<Dimension, Set<string>>(ROLLUP_DIMENSIONS.map(({ dim }, j) => [dim, new Set(locals[j]!.keys())]));
+  CUBE_DIMENSIONS.forEach(({ dim }, j) => {
+    if (cubeLocals[j]!.size > 0) wanted.set(dim, new Set(cubeLocals[j]!.keys()));
+  });
+  const dictionary = await dictionaryIds(d1, wanted, database);
   const byLocal = ROLLUP_DIMENSIONS.map(({ dim }, j) => {
     const found = dictionary.get(dim)!;
     const out = new Int32Array(locals[j]!.size + 1);
@@ -184,8 +215,22 @@ async function resolveDimensions(d1: D1Database, database: string, fresh: Observ
     return out;
   });
   for (let x = 0; x < ids.length; x++) ids[x] = byLocal[x % k]![ids[x]!]!;
-  return { ids, guard: dictionaryGuard(dictionary) };
+  const cubeByLocal = CUBE_DIMENSIONS.map(({ dim }, j) => {
+    const out = new Int32Array(cubeLocals[j]!.size + 1);
+    if (out.length === 1) return out;
+    const found = dictionary.get(dim)!;
+    for (const [value, n] of cubeLocals[j]!) out[n] = found.get(value)!;
+    return out;
+  });
+  for (let x = 0; x < e; x++) entries[2 * x + 1] = cubeByLocal[entries[2 * x]!]![entries[2 * x + 1]!]!;
+  return { ids, cube: { starts, entries }, guard: dictionaryGuard(dictionary) };
 }
+
+/** agg_dim and agg_mask as rollupUpsertSql sees them: a table and its key columns after (res, slot, metric). */
+const CUBE_TABLES = [
+  { table: 'agg_dim', dims: CUBE_DIM_COLUMNS.map((column) => ({ column })) },
+  { table: 'agg_mask', dims: CUBE_MASK_COLUMNS.map((column) => ({ column })) },
+] as const;
 
 function buildStatements(d1: D1Database, plan: WritePlan, dims: ResolvedDims): D1PreparedStatement[] {
   const statements: D1PreparedStatement[] = [];
@@ -210,6 +255,11 @@ function buildStatements(d1: D1Database, plan: WritePlan, dims: ResolvedDims): D
       : chunkTexts(rollupRows(rollup, plan.fresh, dims.ids));
     const sql = rollup.packed ? packedUpsertSql(rollup) : rollupUpsertSql(rollup);
     for (const chunk of chunks) statements.push(d1.prepare(sql).bind(chunk));
+  }
+  const cube = cubeRows(plan.fresh, dims.ids, dims.cube);
+  for (const [i, rows] of [cube.dim, cube.mask].entries()) {
+    const sql = rollupUpsertSql(CUBE_TABLES[i]!);
+    for (const chunk of chunkTexts(rows)) statements.push(d1.prepare(sql).bind(chunk));
   }
 
   statements.push(d1.prepare(CLEAR_GUARD_SQL));

@@ -1,4 +1,4 @@
-import { APPLIES, DIMENSION_INDEX, METRIC_INDEX, type Dimension } from '../catalog';
+import { APPLIES, DIMENSION_INDEX, METRIC_INDEX, MULTI_VALUED, type Dimension } from '../catalog';
 import type { DimValue, DimValues } from '../ingest/to-observations';
 
 export type FilterType = 'and' | 'or';
@@ -218,6 +218,9 @@ export function requiredMatches(filter: Filter | undefined): { dimension: Dimens
   const out: { dimension: Dimension; value: string }[] = [];
   for (const p of filter.predicates) {
     if (p.type !== 'dimension' || p.operator !== 'matches' || p.range !== undefined) return undefined;
+    // A multi-valued dimension matches when any element does; its stored value (the cube's) is the
+    // whole list, which no equality in SQL can test: the Aggregation applies it.
+    if (MULTI_VALUED[DIMENSION_INDEX[p.dimension]]) continue;
     out.push({ dimension: p.dimension, value: p.value! });
   }
   return out;

@@ -1,9 +1,9 @@
-import { DIMENSIONS, METRICS, type Dimension } from '../catalog';
+import { DIMENSIONS, METRICS, MULTI_VALUED, type Dimension } from '../catalog';
 import { DATA_SQL, decodeObservations } from '../ingest/observation-codec';
 import type { DimValues } from '../ingest/to-observations';
 import { ANALYTICS_LIMITS } from '../limits';
 import type { Partition } from '../partitions/partitions';
-import { pickRollup, ROLLUPS, type PackedMetric, type Rollup } from '../rollups';
+import { maskBitSql, pickRollup, ROLLUPS, type PackedMetric, type Rollup } from '../rollups';
 import { SPAN_CLASS_KEY_PREFIX } from '../span-class';
 import type { Aggregation } from './aggregate';
 import { alignedTo, bucketIndex, uniformRuns, type BucketPlan, type UniformRun } from './interval';
@@ -262,8 +262,11 @@ export function rollupQuery(spec: ReadSpec, rollup: Rollup, res: number) {
 
   const parts: Part[] = [];
   let packedMetrics: PackedMetric[] = [];
-  if (!rollup.packed) parts.push(cellsPart(read, rollup, spec.metrics));
-  else {
+  if (!rollup.packed) {
+    parts.push(cellsPart(read, rollup, spec.metrics));
+    // The cube's cells where the dimension is absent; none can match a pushed-down value of it.
+    if (rollup.cube && !fixed.some((d) => d.index === rollup.cube!.index)) parts.push(absentPart(read, rollup.cube.index, spec.metrics));
+  } else {
     const { more } = rollup.packed;
     const wanted = spec.metrics ?? METRICS.map((_, i) => i);
     packedMetrics = rollup.packed.metrics.filter((m) => wanted.includes(m.metric));
@@ -278,8 +281,11 @@ export function rollupQuery(spec: ReadSpec, rollup: Rollup, res: number) {
   }
 
   // Dimension names are catalogue constants, safe as literals.
+  // A multi-valued dimension's value is its list's JSON text (the cube's), handed over as the list.
+  const multi = dims.filter((d) => MULTI_VALUED[d.index]).map((d) => `'${d.dim}'`);
+  const entry = multi.length > 0 ? `CASE WHEN dim IN (${multi.join(', ')}) THEN json(value) ELSE value END` : 'value';
   const dictionary = dims.length
-    ? `(SELECT json_group_object(id, value) FROM dim_values WHERE dim IN (${dims.map((d) => `'${d.dim}'`).join(', ')}))`
+    ? `(SELECT json_group_object(id, ${entry}) FROM dim_values WHERE dim IN (${dims.map((d) => `'${d.dim}'`).join(', ')}))`
     : `'{}'`;
   const sql = [`SELECT -1 AS slot, ${dictionary} AS cells, 0 AS packed`, ...parts.map((p) => p.sql)].join('\n    UNION ALL\n    ');
   // The same cells one per row, names joined from dim_values: the fallback when a packed value would
@@ -327,7 +333,7 @@ function fixedDims(spec: ReadSpec, rollup: Rollup): Rollup['dims'][number][] {
 function scan(read: Read, rollup: Rollup, metricListed: boolean): { from: string; where: string[]; chunk: string } {
   const { spec, res } = read;
   const fixed = fixedDims(spec, rollup);
-  const where = [`res = ${res}`];
+  const where = rollup.cube ? [`dim = ${rollup.cube.index}`, `res = ${res}`] : [`res = ${res}`];
   // Chunks follow the primary key (res, slot, metric, …), so SQLite groups them without sorting;
   // agg_media holds few cells per slot, the others many. A packed row holds up to 84 values: chunks
   // of (slot, media, direction) keep each JSON value well below D1's 2 MB.
@@ -381,6 +387,33 @@ function cellsPart(read: Read, rollup: Rollup, metrics: number[] | undefined): P
     sql: `SELECT slot, ${flatArray(cell)} AS cells, 0 AS packed
     FROM ${source}
     GROUP BY ${read.bucketsInSql ? (rollup.dims.length > 1 ? 'slot, metric' : 'slot') : chunk}`,
+    unpacked: `SELECT ${['slot', 'metric', ...read.dims.map((d, i) => `${dimValues[i]} AS ${d.column}`), 'cnt', 'sum', 'mn', 'mx'].join(', ')} FROM ${source}`,
+    scanned,
+  };
+}
+
+/**
+ * The dimension cube's cells where the dimension `index` is absent: agg_mask's rows without its bit,
+ * their masks added together per (slot, metric, media), returned like cellsPart's with 0 (absent)
+ * for the dimension. A pushed-down mediaType applies here too.
+ */
+function absentPart(read: Read, index: number, metrics: number[] | undefined): Part {
+  const { spec, res } = read;
+  const where = [`res = ${res}`, `slot >= ${spec.plan.start}`, `slot < ${spec.plan.end}`, `${maskBitSql(index)} = 0`];
+  if (metrics) where.push(`metric IN (${metrics.length > 0 ? metrics.join(',') : 'NULL'})`);
+  for (const p of spec.pushdown ?? []) {
+    if (p.dimension !== 'mediaType') continue;
+    read.params.push(p.dimension, p.value);
+    where.push(`media = (SELECT id FROM dim_values WHERE dim = ?${read.params.length - 1} AND value = ?${read.params.length})`);
+  }
+  const scanned = `agg_mask WHERE ${where.join(' AND ')}`;
+  const slot = read.bucketsInSql ? sqlBucket(read.runs) : 'slot';
+  const source = `(SELECT ${slot} AS slot, metric, media, sum(cnt) AS cnt, sum(sum) AS sum, min(mn) AS mn, max(mx) AS mx
+      FROM ${scanned} GROUP BY 1, metric, media)`;
+  const dimValues = read.dims.map((d) => (d.column === 'media' ? 'media' : '0'));
+  const cell = ['metric', ...dimValues, 'cnt', 'sum', 'mn', 'mx'].join(', ');
+  return {
+    sql: `SELECT slot, ${flatArray(cell)} AS cells, 0 AS packed FROM ${source} GROUP BY slot`,
     unpacked: `SELECT ${['slot', 'metric', ...read.dims.map((d, i) => `${dimValues[i]} AS ${d.column}`), 'cnt', 'sum', 'mn', 'mx'].join(', ')} FROM ${source}`,
     scanned,
   };
@@ -458,7 +491,10 @@ async function readRollup(
     for (const row of unpacked) {
       const bucket = bucketsInSql ? (row[0] as number) : bucketIndex(spec.plan, row[0] as number);
       if (bucket < 0) continue;
-      for (let i = 0; i < k; i++) values[dims[i]!.index] = (row[2 + i] as string | null) ?? undefined;
+      for (let i = 0; i < k; i++) {
+        const v = (row[2 + i] as string | null) ?? undefined;
+        values[dims[i]!.index] = v !== undefined && MULTI_VALUED[dims[i]!.index] ? (JSON.parse(v) as string[]) : v;
+      }
       aggregation.add(
         bucket,
         row[1] as number,
@@ -474,7 +510,7 @@ async function readRollup(
     return unpacked.length > 0;
   }
   const at = rows.findIndex((row) => row[0] === -1);
-  const dictionary = JSON.parse(rows[at]![1]) as Record<number, string>;
+  const dictionary = JSON.parse(rows[at]![1]) as Record<number, string | string[]>;
   const metrics = packedMetrics.map((m) => m.metric);
   const packedStride = k + 4 * metrics.length;
   const cellStride = 1 + k + 4;
