@@ -193,7 +193,7 @@ function randomCubeQuery(rand: () => number): { query: AggregateQuery; dimension
       return { dimension, value: rand() < 0.9 ? pick(pool) : 'no-such-value' };
     };
     query.filter = { type: rand() < 0.5 ? 'and' : 'or', predicates: Array.from({ length: 1 + Math.floor(rand() * 3) }, predicate) };
-    if (!query.filter.predicates!.some((p) => p.type !== 'metric' && p.dimension === dimension))
+    if (!query.filter.predicates!.some((p) => 'dimension' in p && p.dimension === dimension))
       query.filter.predicates!.push({ dimension, value: pick(pool) });
     if (rand() < 0.2) query.filter.clauses = [{ type: 'or', predicates: [predicate(), predicate()] }];
   }
