@@ -73,8 +73,8 @@ export function worstShapes(spec: SimSpec): HeapCase[] {
   return [
     {
       id: 'w1',
-      title: `raw bound: ${rawDays} days, P1D, groupBy wrapUpCode, every metric`,
-      body: { interval: `${iso(end - rawDays * DAY)}/${iso(end)}`, granularity: 'P1D', groupBy: ['wrapUpCode'] },
+      title: `raw bound: ${rawDays} days, P1D, groupBy queueId wrapUpCode (no rollup keeps both), every metric`,
+      body: { interval: `${iso(end - rawDays * DAY)}/${iso(end)}`, granularity: 'P1D', groupBy: ['queueId', 'wrapUpCode'] },
     },
     {
       id: 'w2',
@@ -124,6 +124,11 @@ export function worstShapes(spec: SimSpec): HeapCase[] {
       title: `aggregate job of the raw bound's shape: ${rawDays} days, PT1H, groupBy userId wrapUpCode, every metric`,
       body: { interval: `${iso(end - rawDays * DAY)}/${iso(end)}`, granularity: 'PT1H', groupBy: ['userId', 'wrapUpCode'] },
       job: true,
+    },
+    {
+      id: 'w9',
+      title: `dimension cube, widest read: ${widest} days, PT1H, groupBy requestedRoutingSkillId (its whole lists), every metric`,
+      body: { interval: `${iso(end - widest * DAY)}/${iso(end)}`, granularity: 'PT1H', groupBy: ['requestedRoutingSkillId'] },
     },
   ];
 }

@@ -1,4 +1,4 @@
-import { CUBE_DIMENSIONS, CUBE_RESOLUTIONS, MASK_BITS, ROLLUP_DIMENSIONS } from '../rollups';
+import { CUBE_DIM_RESOLUTIONS, CUBE_DIMENSIONS, CUBE_MASK_RESOLUTIONS, MASK_BITS, ROLLUP_DIMENSIONS } from '../rollups';
 import type { Observation } from './to-observations';
 
 /*
@@ -7,11 +7,13 @@ import type { Observation } from './to-observations';
  * columns CUBE_DIM_COLUMNS and CUBE_MASK_COLUMNS). Pure: observations and dictionary ids in.
  */
 
-/** The cube dimensions each observation carries, with their dictionary ids. */
-export interface CubeIds {
-  /** Observation i's entries are entries[2 * starts[i] … 2 * starts[i + 1]): pairs (position in CUBE_DIMENSIONS, id). */
+/** The cube dimensions each observation carries. */
+export interface CubeValues {
+  /** Observation i's entries are pairs (position j in CUBE_DIMENSIONS, local number n) at entries[2·starts[i] … 2·starts[i+1]). */
   starts: Int32Array;
   entries: Int32Array;
+  /** Per position j, local number n -> dictionary id (index 0 unused). */
+  ids: Int32Array[];
 }
 
 /** agg_dim's key columns after (res, slot, metric), in the order rows give them. */
@@ -21,137 +23,167 @@ export const CUBE_MASK_COLUMNS = ['media', 'm0', 'm1'] as const;
 
 const MEDIA_AT = ROLLUP_DIMENSIONS.findIndex((d) => d.dim === 'mediaType');
 const STRIDE = ROLLUP_DIMENSIONS.length;
-
-/** count/sum/min/max of one cell, and the key it is written with. */
-interface Cell {
-  key: number[];
-  slot: number;
-  cnt: number;
-  sum: number;
-  mn: number;
-  mx: number;
-}
+const J = CUBE_DIMENSIONS.length;
+/** Per position in CUBE_DIMENSIONS: its mask bit's value, and whether it is in m0 (else m1). */
+const BIT = Float64Array.from(CUBE_DIMENSIONS, ({ index }) => 2 ** (index < MASK_BITS ? index : index - MASK_BITS));
+const LOW = CUBE_DIMENSIONS.map(({ index }) => index < MASK_BITS);
+const HOUR = 3_600_000;
 
 /**
- * Numbers for keys of a few integers, found one part at a time: (previous number, next part) ->
- * number. Keys stay below 2^53 (numbers below the count of distinct keys, parts below 2^31·2^17).
+ * Cells of one table at the finest resolution (hours), in parallel arrays: a cell is a series (its
+ * key without the slot, as a number) at a slot. Found through a Map from series·span + slot offset:
+ * mostly a small integer, so V8 hashes it cheaply (this runs ~10 times per observation), and exact
+ * below 2^53 (series < 2^26: local value numbers, dimensions, metrics and media of one batch).
  */
-class KeyNumbers {
-  private readonly levels: Map<number, number>[] = [];
-  count = 0;
+class Cells {
+  private readonly at = new Map<number, number>();
+  /** Per cell: its series, slot (in hours), the first entry or observation (for its key), cnt, sum, mn, mx. */
+  readonly series: number[] = [];
+  readonly slot: number[] = [];
+  readonly first: number[] = [];
+  readonly cnt: number[] = [];
+  readonly sum: number[] = [];
+  readonly mn: number[] = [];
+  readonly mx: number[] = [];
 
-  of(parts: readonly number[]): number {
-    let n = 0;
-    for (let j = 0; j < parts.length; j++) {
-      const level = (this.levels[j] ??= new Map());
-      // Each level's numbers are dense, so n * 2^32 + part is exact (parts are ids below 2^31 or small).
-      const key = n * 4_294_967_296 + parts[j]!;
-      let next = level.get(key);
-      if (next === undefined) level.set(key, (next = j === parts.length - 1 ? this.count++ : level.size));
-      n = next;
-    }
-    return n;
-  }
-}
+  constructor(
+    private readonly firstSlot: number,
+    private readonly span: number,
+  ) {}
 
-/**
- * The rows of agg_dim and agg_mask for `observations`: per resolution of CUBE_RESOLUTIONS, a cell per
- * (slot, metric, media, cube dimension, value) present and a cell per (slot, metric, media, presence
- * mask). `ids` holds ROLLUP_DIMENSIONS.length ids per observation (mediaType's among them). A row is
- * `[res, slot in widths, metric, key…, sum]` for one observation, else `[…, sum, cnt, mn, mx]`.
- */
-export function cubeRows(observations: Observation[], ids: Int32Array, cube: CubeIds): { dim: string[]; mask: string[] } {
-  const n = observations.length;
-  if (n === 0) return { dim: [], mask: [] };
-  const finest = Math.min(...CUBE_RESOLUTIONS);
-  const width = finest * 60_000;
-  let firstSlot = Infinity;
-  let lastSlot = -Infinity;
-  for (let i = 0; i < n; i++) {
-    const slot = Math.floor(observations[i]!.emit / width);
-    if (slot < firstSlot) firstSlot = slot;
-    if (slot > lastSlot) lastSlot = slot;
-  }
-  const span = lastSlot - firstSlot + 1;
-  const dimSeries = new KeyNumbers();
-  const maskSeries = new KeyNumbers();
-  // Finest cells by series * span + slot offset (below 2^53: series are fewer than 2^20 entries, span < 2^24 hours).
-  const dimCells = new Map<number, Cell>();
-  const maskCells = new Map<number, Cell>();
-  const add = (cells: Map<number, Cell>, key: number, slot: number, cellKey: () => number[], value: number) => {
-    const cell = cells.get(key);
-    if (!cell) {
-      cells.set(key, { key: cellKey(), slot, cnt: 1, sum: value, mn: value, mx: value });
+  add(series: number, slot: number, first: number, value: number): void {
+    const key = series * this.span + (slot - this.firstSlot);
+    const c = this.at.get(key);
+    if (c === undefined) {
+      this.at.set(key, this.series.length);
+      this.series.push(series);
+      this.slot.push(slot);
+      this.first.push(first);
+      this.cnt.push(1);
+      this.sum.push(value);
+      this.mn.push(value);
+      this.mx.push(value);
       return;
     }
-    cell.cnt += 1;
-    cell.sum += value;
-    if (value < cell.mn) cell.mn = value;
-    if (value > cell.mx) cell.mx = value;
-  };
-  const parts = [0, 0, 0, 0];
+    this.cnt[c]! += 1;
+    this.sum[c]! += value;
+    if (value < this.mn[c]!) this.mn[c] = value;
+    if (value > this.mx[c]!) this.mx[c] = value;
+  }
+}
+
+/**
+ * The rows of agg_dim and agg_mask for `observations`: a cell per (hour, metric, media, cube
+ * dimension, value) present, and a cell per (slot, metric, media, presence mask) at each of
+ * CUBE_MASK_RESOLUTIONS. `ids` holds ROLLUP_DIMENSIONS.length ids per observation (mediaType's among
+ * them). A row is `[res, slot in widths, metric, key…, sum]` for one observation, else `[…, sum, cnt, mn, mx]`.
+ */
+export function cubeRows(observations: Observation[], ids: Int32Array, cube: CubeValues): { dim: string[]; mask: string[] } {
+  const n = observations.length;
+  if (n === 0) return { dim: [], mask: [] };
+  // Media ids numbered 0… in the batch, so a series number stays small.
+  const mediaSmall = new Map<number, number>();
+  let firstSlot = Infinity;
+  let lastSlot = -Infinity;
+  let maxMetric = 0;
+  for (let i = 0; i < n; i++) {
+    const media = ids[i * STRIDE + MEDIA_AT]!;
+    if (!mediaSmall.has(media)) mediaSmall.set(media, mediaSmall.size);
+    const obs = observations[i]!;
+    const slot = Math.floor(obs.emit / HOUR);
+    if (slot < firstSlot) firstSlot = slot;
+    if (slot > lastSlot) lastSlot = slot;
+    if (obs.metric > maxMetric) maxMetric = obs.metric;
+  }
+  const span = lastSlot - firstSlot + 1;
+  const D = mediaSmall.size;
+  const M = maxMetric + 1;
+  // A dim cell's series is (local value, dimension, metric, media) as one number.
+  const dims = new Cells(firstSlot, span);
+  const entryOf = new Int32Array(cube.starts[n]!);
+  // A mask cell's series is (mask, metric, media), a mask as its number among the batch's masks.
+  const maskNumber = new Map<string, number>();
+  const masks = new Cells(firstSlot, span);
+  const maskOf: string[] = [];
+  const maskOfObservation = new Int32Array(n);
   for (let i = 0; i < n; i++) {
     const obs = observations[i]!;
-    const media = ids[i * STRIDE + MEDIA_AT]!;
-    const slot = Math.floor(obs.emit / width);
-    const offset = slot - firstSlot;
+    const media = mediaSmall.get(ids[i * STRIDE + MEDIA_AT]!)!;
+    const slot = Math.floor(obs.emit / HOUR);
+    const tail = obs.metric * D + media;
     let m0 = 0;
     let m1 = 0;
     for (let e = cube.starts[i]!; e < cube.starts[i + 1]!; e++) {
       const j = cube.entries[2 * e]!;
-      const id = cube.entries[2 * e + 1]!;
-      const bit = CUBE_DIMENSIONS[j]!.index;
-      if (bit < MASK_BITS) m0 += 2 ** bit;
-      else m1 += 2 ** (bit - MASK_BITS);
-      parts[0] = obs.metric;
-      parts[1] = media;
-      parts[2] = j;
-      parts[3] = id;
-      const series = dimSeries.of(parts);
-      add(dimCells, series * span + offset, slot, () => [obs.metric, media, bit, id], obs.value);
+      if (LOW[j]) m0 += BIT[j]!;
+      else m1 += BIT[j]!;
+      entryOf[e] = i;
+      dims.add((cube.entries[2 * e + 1]! * J + j) * M * D + tail, slot, e, obs.value);
     }
-    const series = maskSeries.of([
-      obs.metric,
-      media,
-      m0 % 4_294_967_296,
-      Math.floor(m0 / 4_294_967_296),
-      m1 % 4_294_967_296,
-      Math.floor(m1 / 4_294_967_296),
-    ]);
-    add(maskCells, series * span + offset, slot, () => [obs.metric, media, m0, m1], obs.value);
+    const mask = `${m0},${m1}`;
+    let k = maskNumber.get(mask);
+    if (k === undefined) {
+      maskNumber.set(mask, (k = maskOf.length));
+      maskOf.push(mask);
+    }
+    maskOfObservation[i] = k;
+    masks.add(k * M * D + tail, slot, i, obs.value);
   }
-  return { dim: texts(dimCells, finest, firstSlot, span), mask: texts(maskCells, finest, firstSlot, span) };
+
+  // Keys written once per row, from the cell's first entry or observation.
+  const dimKey = (first: number) => {
+    const i = entryOf[first]!;
+    const j = cube.entries[2 * first]!;
+    return `${observations[i]!.metric},${ids[i * STRIDE + MEDIA_AT]},${CUBE_DIMENSIONS[j]!.index},${cube.ids[j]![cube.entries[2 * first + 1]!]}`;
+  };
+  const maskKey = (i: number) => `${observations[i]!.metric},${ids[i * STRIDE + MEDIA_AT]},${maskOf[maskOfObservation[i]!]}`;
+  const dimRows: string[] = [];
+  for (const res of CUBE_DIM_RESOLUTIONS) writeRows(dimRows, dims, res, firstSlot, span, dimKey);
+  const maskRows: string[] = [];
+  for (const res of CUBE_MASK_RESOLUTIONS) writeRows(maskRows, masks, res, firstSlot, span, maskKey);
+  return { dim: dimRows, mask: maskRows };
 }
 
-/** The rows of every resolution: the finest from the cells, coarser ones (multiples of it) merged from them. */
-function texts(fine: Map<number, Cell>, finest: number, firstSlot: number, span: number): string[] {
-  const out: string[] = [];
-  for (const res of CUBE_RESOLUTIONS) {
-    let cells: Iterable<Cell> = fine.values();
-    if (res !== finest) {
-      // Slots count widths from the epoch, so a fine slot lies in coarse slot floor(slot / ratio).
-      const ratio = res / finest;
-      const coarseFirst = Math.floor(firstSlot / ratio);
-      const coarseSpan = Math.floor((firstSlot + span - 1) / ratio) - coarseFirst + 1;
-      const coarse = new Map<number, Cell>();
-      for (const [key, cell] of fine) {
-        const slot = Math.floor(cell.slot / ratio);
-        const coarseKey = Math.floor(key / span) * coarseSpan + (slot - coarseFirst);
-        const at = coarse.get(coarseKey);
-        if (!at) coarse.set(coarseKey, { ...cell, slot });
-        else {
-          at.cnt += cell.cnt;
-          at.sum += cell.sum;
-          if (cell.mn < at.mn) at.mn = cell.mn;
-          if (cell.mx > at.mx) at.mx = cell.mx;
-        }
-      }
-      cells = coarse.values();
-    }
-    for (const cell of cells) {
-      const text = `[${res},${cell.slot},${cell.key.join(',')},${cell.sum}`;
-      out.push(cell.cnt === 1 ? `${text}]` : `${text},${cell.cnt},${cell.mn},${cell.mx}]`);
-    }
+/** The rows of `cells` at `res` (hours, or a multiple of an hour: hourly cells merged into its slots); `keyText` of a cell's first entry or observation. */
+function writeRows(out: string[], cells: Cells, res: number, firstSlot: number, span: number, keyText: (c: number) => string): void {
+  const ratio = res / 60;
+  if (ratio === 1) {
+    for (let c = 0; c < cells.series.length; c++)
+      out.push(row(res, cells.slot[c]!, keyText(cells.first[c]!), cells.cnt[c]!, cells.sum[c]!, cells.mn[c]!, cells.mx[c]!));
+    return;
   }
-  return out;
+  // Slots count widths from the epoch, so hour h lies in coarse slot floor(h / ratio).
+  const coarseFirst = Math.floor(firstSlot / ratio);
+  const coarseSpan = Math.floor((firstSlot + span - 1) / ratio) - coarseFirst + 1;
+  const at = new Map<number, number>();
+  const first: number[] = [];
+  const slot: number[] = [];
+  const cnt: number[] = [];
+  const sum: number[] = [];
+  const mn: number[] = [];
+  const mx: number[] = [];
+  for (let c = 0; c < cells.series.length; c++) {
+    const s = Math.floor(cells.slot[c]! / ratio);
+    const key = cells.series[c]! * coarseSpan + (s - coarseFirst);
+    const k = at.get(key);
+    if (k === undefined) {
+      at.set(key, first.length);
+      first.push(cells.first[c]!);
+      slot.push(s);
+      cnt.push(cells.cnt[c]!);
+      sum.push(cells.sum[c]!);
+      mn.push(cells.mn[c]!);
+      mx.push(cells.mx[c]!);
+      continue;
+    }
+    cnt[k]! += cells.cnt[c]!;
+    sum[k]! += cells.sum[c]!;
+    if (cells.mn[c]! < mn[k]!) mn[k] = cells.mn[c]!;
+    if (cells.mx[c]! > mx[k]!) mx[k] = cells.mx[c]!;
+  }
+  for (let k = 0; k < first.length; k++) out.push(row(res, slot[k]!, keyText(first[k]!), cnt[k]!, sum[k]!, mn[k]!, mx[k]!));
+}
+
+function row(res: number, slot: number, key: string, cnt: number, sum: number, mn: number, mx: number): string {
+  return cnt === 1 ? `[${res},${slot},${key},${sum}]` : `[${res},${slot},${key},${sum},${cnt},${mn},${mx}]`;
 }

@@ -3,7 +3,7 @@ import type { Dimension } from '../catalog';
 import { unavailable } from '../../errors';
 import { dictionaryGuard, dictionaryIds, forgetDictionary } from '../dictionary';
 import { CUBE_DIMENSIONS, ROLLUP_DIMENSIONS, ROLLUP_TABLES } from '../rollups';
-import { CUBE_DIM_COLUMNS, CUBE_MASK_COLUMNS, cubeRows, type CubeIds } from './cube-rows';
+import { CUBE_DIM_COLUMNS, CUBE_MASK_COLUMNS, cubeRows, type CubeValues } from './cube-rows';
 import {
   CLEAR_GUARD_SQL,
   GUARD_SQL,
@@ -156,7 +156,7 @@ async function readStored(d1: D1Database, ids: string[]): Promise<Map<string, St
 interface ResolvedDims {
   /** ROLLUP_DIMENSIONS.length ids per observation of the plan's fresh ones, in order. */
   ids: Int32Array;
-  cube: CubeIds;
+  cube: CubeValues;
   guard: [number, string, string][];
 }
 
@@ -185,6 +185,19 @@ async function resolveDimensions(d1: D1Database, database: string, fresh: Observ
       ids[i * k + j] = n;
     }
     starts[i] = e;
+    // Observations with equal dimensions mostly share one array (to-observations.ts): copy the entries.
+    if (i > 0 && dims === fresh[i - 1]!.dims) {
+      const from = starts[i - 1]!;
+      const count = e - from;
+      if (2 * (e + count) > entries.length) {
+        const grown = new Int32Array(Math.max(entries.length * 2, 2 * (e + count)));
+        grown.set(entries);
+        entries = grown;
+      }
+      entries.copyWithin(2 * e, 2 * from, 2 * e);
+      e += count;
+      continue;
+    }
     for (let j = 0; j < CUBE_DIMENSIONS.length; j++) {
       const value = dims[CUBE_DIMENSIONS[j]!.index];
       if (value === undefined) continue;
@@ -215,15 +228,15 @@ async function resolveDimensions(d1: D1Database, database: string, fresh: Observ
     return out;
   });
   for (let x = 0; x < ids.length; x++) ids[x] = byLocal[x % k]![ids[x]!]!;
-  const cubeByLocal = CUBE_DIMENSIONS.map(({ dim }, j) => {
+  // The cube's entries keep their local numbers (small: cubeRows keys cells by them), with the ids beside.
+  const cubeIds = CUBE_DIMENSIONS.map(({ dim }, j) => {
     const out = new Int32Array(cubeLocals[j]!.size + 1);
     if (out.length === 1) return out;
     const found = dictionary.get(dim)!;
     for (const [value, n] of cubeLocals[j]!) out[n] = found.get(value)!;
     return out;
   });
-  for (let x = 0; x < e; x++) entries[2 * x + 1] = cubeByLocal[entries[2 * x]!]![entries[2 * x + 1]!]!;
-  return { ids, cube: { starts, entries }, guard: dictionaryGuard(dictionary) };
+  return { ids, cube: { starts, entries, ids: cubeIds }, guard: dictionaryGuard(dictionary) };
 }
 
 /** agg_dim and agg_mask as rollupUpsertSql sees them: a table and its key columns after (res, slot, metric). */

@@ -3,7 +3,7 @@ import { DATA_SQL, decodeObservations } from '../ingest/observation-codec';
 import type { DimValues } from '../ingest/to-observations';
 import { ANALYTICS_LIMITS } from '../limits';
 import type { Partition } from '../partitions/partitions';
-import { maskBitSql, pickRollup, ROLLUPS, type PackedMetric, type Rollup } from '../rollups';
+import { CUBE_MASK_RESOLUTIONS, maskBitSql, pickRollup, ROLLUPS, type PackedMetric, type Rollup } from '../rollups';
 import { SPAN_CLASS_KEY_PREFIX } from '../span-class';
 import type { Aggregation } from './aggregate';
 import { alignedTo, bucketIndex, uniformRuns, type BucketPlan, type UniformRun } from './interval';
@@ -395,10 +395,13 @@ function cellsPart(read: Read, rollup: Rollup, metrics: number[] | undefined): P
 /**
  * The dimension cube's cells where the dimension `index` is absent: agg_mask's rows without its bit,
  * their masks added together per (slot, metric, media), returned like cellsPart's with 0 (absent)
- * for the dimension. A pushed-down mediaType applies here too.
+ * for the dimension, at the coarsest mask resolution the buckets align to (every bucket holds whole
+ * slots of it, so a slot's bucket is its start's). A pushed-down mediaType applies here too.
  */
 function absentPart(read: Read, index: number, metrics: number[] | undefined): Part {
-  const { spec, res } = read;
+  const { spec } = read;
+  // Masks are kept by day too (rollups.ts CUBE_MASK_RESOLUTIONS): 24 times fewer rows to add up.
+  const res = CUBE_MASK_RESOLUTIONS.find((r) => alignedTo(spec.plan, r * 60_000))!;
   const where = [`res = ${res}`, `slot >= ${spec.plan.start}`, `slot < ${spec.plan.end}`, `${maskBitSql(index)} = 0`];
   if (metrics) where.push(`metric IN (${metrics.length > 0 ? metrics.join(',') : 'NULL'})`);
   for (const p of spec.pushdown ?? []) {
