@@ -342,8 +342,11 @@ function scan(read: Read, rollup: Rollup, metricListed: boolean): { from: string
   // columns that follow metric in the key instead of scanning the whole interval.
   const width = res * 60_000;
   const slotCount = (spec.plan.end - spec.plan.start) / width;
+  // The cube's key is (dim, res, slot, metric, …): listed slots reach a listed metric directly, so a
+  // query of 4 metrics reads their cells, not those of the ~40 others stored by the same hours.
   const keyReachesPushdown =
-    (metricListed || rollup.packed !== undefined) && rollup.dims[0] !== undefined && fixed.includes(rollup.dims[0]);
+    (metricListed && rollup.cube !== undefined) ||
+    ((metricListed || rollup.packed !== undefined) && rollup.dims[0] !== undefined && fixed.includes(rollup.dims[0]));
   // One agent's cells: through the rollup's by-user index, always. Named, because on a WITHOUT ROWID
   // table SQLite's planner prefers walking the primary key over the whole interval (query d: 158 ms
   // instead of 2 ms, measured on the bench's 1M-conversation file).
