@@ -204,7 +204,7 @@ describe('queries crossing all three partitions agree with one database holding 
       groupBy: ['wrapUpCode'],
       metrics: ['tHandle', 'tAcw', 'nConnected'],
     });
-    expect(source).toBe('rollup:agg_dim@60 partitions=P1,P2,P3');
+    expect(source).toBe('rollup:agg_dim@1440 partitions=P1,P2,P3');
   });
 
   it('from the raw rows, by wrap-up code and queue (no rollup keeps both)', async () => {

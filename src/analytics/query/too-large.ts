@@ -55,8 +55,9 @@ export function tooManyRawConversations(max: number): DomainError {
   return new QueryTooLarge(
     'too-large',
     `The query would read more than ${max.toLocaleString('en-US')} conversations from the raw observations ` +
-      '(they are read when the rollups cannot answer: dimensions other than mediaType, direction, queueId and userId, ' +
-      `buckets not aligned to 15 minutes, userId in buckets under an hour, metric predicates, views). ${NARROW} ${BY_JOB}`,
+      '(they are read when the rollups cannot answer: two dimensions other than mediaType, direction, queueId and userId ' +
+      'together or one of them with direction, queueId or userId, ids such as conversationId, buckets not aligned to 15 ' +
+      `minutes (to hours for the dimensions beyond those four), userId in buckets under an hour, metric predicates, views). ${NARROW} ${BY_JOB}`,
     'time',
   );
 }
