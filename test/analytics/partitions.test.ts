@@ -207,6 +207,23 @@ describe('queries crossing all three partitions agree with one database holding 
     expect(source).toBe('rollup:agg_dim@1440 partitions=P1,P2,P3');
   });
 
+  it('from the dimension cube of two partitions and the raw rows of one whose cube lacks earlier conversations', async () => {
+    // Marked as migration 0016 marks a database that held conversations before it (its cube is whole
+    // here, so the answer must not change, only where it comes from).
+    await P2.d1.prepare(`INSERT INTO meta (key, value) VALUES ('cube:incomplete', 1)`).run();
+    try {
+      const source = await agrees({
+        interval: WHOLE,
+        granularity: 'P1D',
+        groupBy: ['wrapUpCode'],
+        metrics: ['tHandle', 'tAcw', 'nConnected'],
+      });
+      expect(source).toBe('rollup:agg_dim@1440 + raw (the dimension cube of P2 lacks earlier conversations) partitions=P1,P2,P3');
+    } finally {
+      await P2.d1.prepare(`DELETE FROM meta WHERE key = 'cube:incomplete'`).run();
+    }
+  });
+
   it('from the raw rows, by wrap-up code and queue (no rollup keeps both)', async () => {
     const source = await agrees({
       interval: WHOLE,

@@ -83,7 +83,7 @@ export async function readInto(from: D1Database | readonly Partition[], spec: Re
     maxBytes: spec.maxRawBytes ?? ANALYTICS_LIMITS.maxRawBytes,
     pageBytes: spec.rawPageBytes ?? ANALYTICS_LIMITS.rawPageBytes,
   };
-  const source = picked ? `rollup:${picked.rollup.table}@${picked.res}` : 'raw';
+  let source = picked ? `rollup:${picked.rollup.table}@${picked.res}` : 'raw';
   const result = (partitions: string[]) => ({
     source,
     conversations: raw.conversations,
@@ -95,20 +95,39 @@ export async function readInto(from: D1Database | readonly Partition[], spec: Re
   if (!Array.isArray(from) || from.length === 1) {
     const only = Array.isArray(from) ? from[0]! : undefined;
     const d1 = only ? only.d1 : (from as D1Database);
-    if (picked) await readRollup(d1, spec, picked.rollup, picked.res, aggregation, pacer);
-    else {
+    const rolled = picked && (await readRollup(d1, spec, picked.rollup, picked.res, aggregation, pacer));
+    if (!picked || rolled === CUBE_INCOMPLETE) {
+      if (picked) source = 'raw (the dimension cube lacks earlier conversations)';
       const [scan] = await checkRawEstimate([{ d1, classes: await presentClasses(d1, raw) }], spec, raw);
       await readRaw(d1, spec, aggregation, pacer, raw, scan!.classes);
     }
     return result(only ? [only.name] : []);
   }
-  const partitions = from as readonly Partition[];
+  const all = from as readonly Partition[];
+  let partitions = all;
   if (picked) {
     const answered = await Promise.all(
-      partitions.map(async (p) => ((await readRollup(p.d1, spec, picked.rollup, picked.res, aggregation, pacer)) ? p.name : undefined)),
+      all.map(async (p) => ({ p, read: await readRollup(p.d1, spec, picked.rollup, picked.res, aggregation, pacer) })),
     );
-    return result(answered.filter((name) => name !== undefined));
+    const names = answered.filter((a) => a.read === true).map((a) => a.p.name);
+    partitions = answered.filter((a) => a.read === CUBE_INCOMPLETE).map((a) => a.p);
+    if (partitions.length === 0) return result(names);
+    // Partitions whose cube lacks earlier conversations are read from their raw rows.
+    source += ` + raw (the dimension cube of ${partitions.map((p) => p.name).join(', ')} lacks earlier conversations)`;
+    const rest = await rawFromPartitions(partitions, spec, aggregation, pacer, raw);
+    return result([...names, ...rest].sort((a, b) => all.findIndex((p) => p.name === a) - all.findIndex((p) => p.name === b)));
   }
+  return result(await rawFromPartitions(partitions, spec, aggregation, pacer, raw));
+}
+
+/** The raw path over several partitions: the ones whose span classes reach the interval; their names. */
+async function rawFromPartitions(
+  partitions: readonly Partition[],
+  spec: ReadSpec,
+  aggregation: Aggregation,
+  pacer: Pacer,
+  raw: RawRead,
+): Promise<string[]> {
   const reached = await Promise.all(
     partitions.map(async (p) => {
       const { classes, rowsRead } = await reach(p.d1, spec.plan);
@@ -119,8 +138,16 @@ export async function readInto(from: D1Database | readonly Partition[], spec: Re
   const scanned = reached.filter((p) => p.classes.length > 0);
   const paged = await checkRawEstimate(scanned, spec, raw);
   await Promise.all(paged.map((p) => readRaw(p.d1, spec, aggregation, pacer, raw, p.classes)));
-  return result(scanned.map((p) => p.name));
+  return scanned.map((p) => p.name);
 }
+
+/**
+ * readRollup's answer for a database whose dimension cube lacks conversations ingested before it
+ * existed (migration 0016 marks such a database with meta `cube:incomplete`): nothing was added,
+ * read the raw rows instead.
+ */
+const CUBE_INCOMPLETE = 'incomplete' as const;
+const CUBE_INCOMPLETE_KEY = 'cube:incomplete';
 
 /** A span class present in a database, and the longest span seen in it (span-class.ts). */
 interface SpanClass {
@@ -287,7 +314,9 @@ export function rollupQuery(spec: ReadSpec, rollup: Rollup, res: number) {
   const dictionary = dims.length
     ? `(SELECT json_group_object(id, ${entry}) FROM dim_values WHERE dim IN (${dims.map((d) => `'${d.dim}'`).join(', ')}))`
     : `'{}'`;
-  const sql = [`SELECT -1 AS slot, ${dictionary} AS cells, 0 AS packed`, ...parts.map((p) => p.sql)].join('\n    UNION ALL\n    ');
+  // On the cube, the dictionary row says in its last column whether the cube lacks earlier conversations.
+  const flag = rollup.cube ? `(SELECT count(*) FROM meta WHERE key = '${CUBE_INCOMPLETE_KEY}')` : '0';
+  const sql = [`SELECT -1 AS slot, ${dictionary} AS cells, ${flag} AS packed`, ...parts.map((p) => p.sql)].join('\n    UNION ALL\n    ');
   // The same cells one per row, names joined from dim_values: the fallback when a packed value would
   // exceed SQLite's maximum string length (D1: 2 MB), e.g. a bucket with tens of thousands of agents.
   const cells =
@@ -476,7 +505,7 @@ async function readRollup(
   res: number,
   aggregation: Aggregation,
   pacer: Pacer,
-): Promise<boolean> {
+): Promise<boolean | typeof CUBE_INCOMPLETE> {
   const { sql, unpackedSql, params, dims, fixed, bucketsInSql, packedMetrics } = rollupQuery(spec, rollup, res);
   // One array for every cell: Aggregation.add copies what it keeps.
   const values: DimValues = new Array(DIMENSIONS.length).fill(undefined);
@@ -490,6 +519,8 @@ async function readRollup(
       .raw<[number, string, number]>();
   } catch (err) {
     if (!tooBig(err)) throw err;
+    if (rollup.cube && (await d1.prepare(`SELECT 1 FROM meta WHERE key = ?1`).bind(CUBE_INCOMPLETE_KEY).first()) !== null)
+      return CUBE_INCOMPLETE;
     const unpacked = await d1
       .prepare(unpackedSql)
       .bind(...params)
@@ -516,6 +547,7 @@ async function readRollup(
     return unpacked.length > 0;
   }
   const at = rows.findIndex((row) => row[0] === -1);
+  if (rollup.cube && rows[at]![2] > 0) return CUBE_INCOMPLETE;
   const dictionary = JSON.parse(rows[at]![1]) as Record<number, string | string[]>;
   const metrics = packedMetrics.map((m) => m.metric);
   const packedStride = k + 4 * metrics.length;
