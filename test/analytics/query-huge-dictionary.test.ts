@@ -39,10 +39,16 @@ beforeAll(async () => {
      WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < ${EXTRA_QUEUES})
      SELECT 'queueId', printf('${PREFIX}%08d-0000-4000-8000-000000000000', i) FROM s`,
   ).run();
+  // The same for a dimension of the dimension cube, multi-valued: its dictionary values are lists.
+  await env.DB.prepare(
+    `INSERT INTO dim_values (dim, value)
+     WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < ${EXTRA_QUEUES})
+     SELECT 'divisionId', printf('["${PREFIX}%08d-0000-4000-8000-000000000000"]', i) FROM s`,
+  ).run();
 });
 
 afterAll(async () => {
-  await env.DB.prepare(`DELETE FROM dim_values WHERE dim = 'queueId' AND value LIKE '${PREFIX}%'`).run();
+  await env.DB.prepare(`DELETE FROM dim_values WHERE dim IN ('queueId', 'divisionId') AND value LIKE '%${PREFIX}%'`).run();
 });
 
 describe('a dictionary too large for one SQLite value', () => {
@@ -76,6 +82,22 @@ describe('a dictionary too large for one SQLite value', () => {
         metrics: ['tTalk', 'nOffered', 'tHandle'],
       },
       'rollup:agg_user@60',
+    ],
+    [
+      'grouped by division, daily (the dimension cube; lists read back from the dictionary)',
+      { interval: `${iso(END - 86_400_000)}/${iso(END)}`, granularity: 'P1D', groupBy: ['divisionId'], metrics: ['tHandle', 'nOffered'] },
+      'rollup:agg_dim@1440',
+    ],
+    [
+      'grouped by division flattened, hourly, with its absent cells (the dimension cube)',
+      {
+        interval: `${iso(END - 86_400_000)}/${iso(END)}`,
+        granularity: 'PT1H',
+        groupBy: ['divisionId'],
+        flattenMultivaluedDimensions: true,
+        metrics: ['tTalk', 'nConnected', 'tIvr'],
+      },
+      'rollup:agg_dim@60',
     ],
   ] as [string, AggregateQuery, string][]) {
     it(`still answers exactly: ${name}`, async () => {
