@@ -52,6 +52,11 @@ class Cells {
   ) {}
 
   add(series: number, slot: number, first: number, value: number): void {
+    this.merge(series, slot, first, 1, value, value, value);
+  }
+
+  /** Adds a run of observations (a finer cell) to the cell of (series, slot). */
+  merge(series: number, slot: number, first: number, cnt: number, sum: number, mn: number, mx: number): void {
     const key = series * this.span + (slot - this.firstSlot);
     const c = this.at.get(key);
     if (c === undefined) {
@@ -59,16 +64,26 @@ class Cells {
       this.series.push(series);
       this.slot.push(slot);
       this.first.push(first);
-      this.cnt.push(1);
-      this.sum.push(value);
-      this.mn.push(value);
-      this.mx.push(value);
+      this.cnt.push(cnt);
+      this.sum.push(sum);
+      this.mn.push(mn);
+      this.mx.push(mx);
       return;
     }
-    this.cnt[c]! += 1;
-    this.sum[c]! += value;
-    if (value < this.mn[c]!) this.mn[c] = value;
-    if (value > this.mx[c]!) this.mx[c] = value;
+    this.cnt[c]! += cnt;
+    this.sum[c]! += sum;
+    if (mn < this.mn[c]!) this.mn[c] = mn;
+    if (mx > this.mx[c]!) this.mx[c] = mx;
+  }
+
+  /** These cells in slots `ratio` times as wide (slots count widths from the epoch: hour h lies in slot floor(h / ratio)). */
+  coarser(ratio: number): Cells {
+    const first = Math.floor(this.firstSlot / ratio);
+    const out = new Cells(first, Math.floor((this.firstSlot + this.span - 1) / ratio) - first + 1);
+    for (let c = 0; c < this.series.length; c++) {
+      out.merge(this.series[c]!, Math.floor(this.slot[c]! / ratio), this.first[c]!, this.cnt[c]!, this.sum[c]!, this.mn[c]!, this.mx[c]!);
+    }
+    return out;
   }
 }
 
@@ -138,50 +153,17 @@ export function cubeRows(observations: Observation[], ids: Int32Array, cube: Cub
   };
   const maskKey = (i: number) => `${observations[i]!.metric},${ids[i * STRIDE + MEDIA_AT]},${maskOf[maskOfObservation[i]!]}`;
   const dimRows: string[] = [];
-  for (const res of CUBE_DIM_RESOLUTIONS) writeRows(dimRows, dims, res, firstSlot, span, dimKey);
+  for (const res of CUBE_DIM_RESOLUTIONS) writeRows(dimRows, dims, res, dimKey);
   const maskRows: string[] = [];
-  for (const res of CUBE_MASK_RESOLUTIONS) writeRows(maskRows, masks, res, firstSlot, span, maskKey);
+  for (const res of CUBE_MASK_RESOLUTIONS) writeRows(maskRows, masks, res, maskKey);
   return { dim: dimRows, mask: maskRows };
 }
 
-/** The rows of `cells` at `res` (hours, or a multiple of an hour: hourly cells merged into its slots); `keyText` of a cell's first entry or observation. */
-function writeRows(out: string[], cells: Cells, res: number, firstSlot: number, span: number, keyText: (c: number) => string): void {
-  const ratio = res / 60;
-  if (ratio === 1) {
-    for (let c = 0; c < cells.series.length; c++)
-      out.push(row(res, cells.slot[c]!, keyText(cells.first[c]!), cells.cnt[c]!, cells.sum[c]!, cells.mn[c]!, cells.mx[c]!));
-    return;
-  }
-  // Slots count widths from the epoch, so hour h lies in coarse slot floor(h / ratio).
-  const coarseFirst = Math.floor(firstSlot / ratio);
-  const coarseSpan = Math.floor((firstSlot + span - 1) / ratio) - coarseFirst + 1;
-  const at = new Map<number, number>();
-  const first: number[] = [];
-  const slot: number[] = [];
-  const cnt: number[] = [];
-  const sum: number[] = [];
-  const mn: number[] = [];
-  const mx: number[] = [];
-  for (let c = 0; c < cells.series.length; c++) {
-    const s = Math.floor(cells.slot[c]! / ratio);
-    const key = cells.series[c]! * coarseSpan + (s - coarseFirst);
-    const k = at.get(key);
-    if (k === undefined) {
-      at.set(key, first.length);
-      first.push(cells.first[c]!);
-      slot.push(s);
-      cnt.push(cells.cnt[c]!);
-      sum.push(cells.sum[c]!);
-      mn.push(cells.mn[c]!);
-      mx.push(cells.mx[c]!);
-      continue;
-    }
-    cnt[k]! += cells.cnt[c]!;
-    sum[k]! += cells.sum[c]!;
-    if (cells.mn[c]! < mn[k]!) mn[k] = cells.mn[c]!;
-    if (cells.mx[c]! > mx[k]!) mx[k] = cells.mx[c]!;
-  }
-  for (let k = 0; k < first.length; k++) out.push(row(res, slot[k]!, keyText(first[k]!), cnt[k]!, sum[k]!, mn[k]!, mx[k]!));
+/** The rows of `cells` (hourly) at `res`, an hour or a multiple of it; `keyText` of a cell's first entry or observation. */
+function writeRows(out: string[], hourly: Cells, res: number, keyText: (first: number) => string): void {
+  const cells = res === 60 ? hourly : hourly.coarser(res / 60);
+  for (let c = 0; c < cells.series.length; c++)
+    out.push(row(res, cells.slot[c]!, keyText(cells.first[c]!), cells.cnt[c]!, cells.sum[c]!, cells.mn[c]!, cells.mx[c]!));
 }
 
 function row(res: number, slot: number, key: string, cnt: number, sum: number, mn: number, mx: number): string {
