@@ -115,7 +115,7 @@ export async function readInto(from: D1Database | readonly Partition[], spec: Re
     // Partitions whose cube lacks earlier conversations are read from their raw rows.
     source += ` + raw (the dimension cube of ${partitions.map((p) => p.name).join(', ')} lacks earlier conversations)`;
     const rest = await rawFromPartitions(partitions, spec, aggregation, pacer, raw);
-    return result([...names, ...rest].sort((a, b) => all.findIndex((p) => p.name === a) - all.findIndex((p) => p.name === b)));
+    return result(all.map((p) => p.name).filter((name) => names.includes(name) || rest.includes(name)));
   }
   return result(await rawFromPartitions(partitions, spec, aggregation, pacer, raw));
 }
@@ -393,10 +393,15 @@ function scan(read: Read, rollup: Rollup, metricListed: boolean): { from: string
   }
   for (const p of spec.pushdown ?? []) {
     const column = rollup.dims.find((d) => d.dim === p.dimension)!.column;
-    read.params.push(p.dimension, p.value);
-    where.push(`${column} = (SELECT id FROM dim_values WHERE dim = ?${read.params.length - 1} AND value = ?${read.params.length})`);
+    where.push(`${column} = ${pushedId(read, p)}`);
   }
   return { from, where, chunk };
+}
+
+/** The dictionary id of a pushed-down value, as a subquery binding two more parameters of the read. */
+function pushedId(read: Read, p: { dimension: Dimension; value: string }): string {
+  read.params.push(p.dimension, p.value);
+  return `(SELECT id FROM dim_values WHERE dim = ?${read.params.length - 1} AND value = ?${read.params.length})`;
 }
 
 /** Cells of a rollup keeping one row per metric; `metrics` undefined = all. */
@@ -438,8 +443,7 @@ function absentPart(read: Read, index: number, metrics: number[] | undefined): P
   if (metrics) where.push(`metric IN (${metrics.length > 0 ? metrics.join(',') : 'NULL'})`);
   for (const p of spec.pushdown ?? []) {
     if (p.dimension !== 'mediaType') continue;
-    read.params.push(p.dimension, p.value);
-    where.push(`media = (SELECT id FROM dim_values WHERE dim = ?${read.params.length - 1} AND value = ?${read.params.length})`);
+    where.push(`media = ${pushedId(read, p)}`);
   }
   const scanned = `agg_mask WHERE ${where.join(' AND ')}`;
   const slot = read.bucketsInSql ? sqlBucket(read.runs) : 'slot';
