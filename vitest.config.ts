@@ -44,53 +44,128 @@ function workerDependencies(): string[] {
  */
 const PREBUNDLED = { ssr: { enabled: true, include: workerDependencies() } };
 
+/**
+ * Test files that share one runtime (vitest's `isolate: false`): a runtime per file costs ~2.5 s of
+ * setup (workerd started, the Worker loaded), more than most of these files' tests take. Each starts from
+ * emptied tables. A file belongs here only if it passes alone and after the others: it creates few Durable
+ * Objects and leaves no isolate-wide state (rate-limit leases, the query gate, webhook cache) that a later
+ * file would trip over. Files that post into rooms in bulk ran several times slower in a shared runtime
+ * (rooms' alarms and sockets piling up), so they keep a runtime each.
+ */
+const SHARED_RUNTIME_TESTS = [
+  'test/analytics/agg-user-packed.test.ts',
+  'test/analytics/catalogue.test.ts',
+  'test/analytics/cube-incomplete.test.ts',
+  'test/analytics/genesys-by-hand.test.ts',
+  'test/analytics/ingest-rollup-rows.test.ts',
+  'test/analytics/ingest-storage.test.ts',
+  'test/analytics/ingest.test.ts',
+  'test/analytics/observation-codec.test.ts',
+  'test/analytics/property-predicates.test.ts',
+  'test/analytics/query-huge-dictionary.test.ts',
+  'test/analytics/query-language.test.ts',
+  'test/analytics/query-read-path.test.ts',
+  'test/analytics/query-rules.test.ts',
+  'test/analytics/query-validation.test.ts',
+  'test/analytics/query/interval.test.ts',
+  'test/analytics/query/json-bytes.test.ts',
+  'test/analytics/service-level.test.ts',
+  'test/analytics/span-index.test.ts',
+  'test/chat/admin-page.test.ts',
+  'test/chat/history-search.test.ts',
+  'test/chat/integrations/bitbucket.test.ts',
+  'test/chat/integrations/github.test.ts',
+  'test/chat/integrations/jenkins.test.ts',
+  'test/chat/integrations/jira.test.ts',
+  'test/chat/integrations/native-manifest.test.ts',
+  'test/chat/integrations/salesforce.test.ts',
+  'test/chat/integrations/signature.test.ts',
+  'test/chat/integrations/xml.test.ts',
+  'test/chat/migration-0010.test.ts',
+  'test/chat/migration-0013.test.ts',
+  'test/chat/page.test.ts',
+  'test/chat/protocol.test.ts',
+  'test/chat/rate-limit.test.ts',
+  'test/chat/revocation.test.ts',
+  'test/chat/rooms.test.ts',
+  'test/chat/routing.test.ts',
+  'test/hostile/findings.test.ts',
+  'test/hostile/secrets-and-ids.test.ts',
+  'test/hostile/unicode.test.ts',
+  'test/http/cors.test.ts',
+  'test/http/errors.test.ts',
+  'test/oauth/rooms.test.ts',
+  'test/support/reference-aggregator.test.ts',
+  'test/tokens/tokens.test.ts',
+];
+
+/** Replay knobs reach workerd as import.meta.env (FUZZ_SEED, FUZZ_PATH, FUZZ_SCALE, DIFF_SEED). */
+const REPLAY_KNOBS = ['VITE_', 'FUZZ_', 'DIFF_'];
+
+/** What every workerd project shares. */
+const WORKERD_TEST = {
+  deps: { optimizer: PREBUNDLED },
+  // Builds the room page into dist/page, the static assets the Worker serves it from.
+  globalSetup: ['./test/setup/build-page.ts'],
+  setupFiles: ['./test/setup/apply-migrations.ts'],
+  maxWorkers: 2,
+  testTimeout: 60_000,
+  hookTimeout: 60_000,
+  // Not 0: vitest would put a one-worker project at groupOrder 0 into a group of its own, run last.
+  sequence: { groupOrder: 1 },
+};
+
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, 'migrations'));
   // IMAGE_PROXY_KEY empty whatever .dev.vars holds: images render as links here; test/chat/image-proxy.test.ts passes a key.
   const bindings = { TEST_MIGRATIONS: migrations, ADMIN_TOKEN: 'test-admin-token', AGGREGATE_JOB_UNIT_CELLS: '60', IMAGE_PROXY_KEY: '' };
+  const workerd = () =>
+    cloudflareTest({
+      // The Worker as deployed: its own entry and config, Durable Objects included.
+      wrangler: { configPath: './wrangler.toml' },
+      miniflare: {
+        // Job units of at most 60 stats entries: the tests' small answers are split as a large export's are.
+        bindings,
+        // Every fetch the Worker makes to the internet goes to test/support/image-upstream.js (the
+        // image proxy's hosts, test/chat/image-proxy.test.ts): nothing leaves the machine.
+        outboundService: 'image-upstream',
+        workers: [
+          {
+            name: 'image-upstream',
+            modules: true,
+            scriptPath: path.join(import.meta.dirname, 'test/support/image-upstream.js'),
+            compatibilityDate: '2026-04-01',
+          },
+        ],
+      },
+    });
   return {
     test: {
       projects: [
         {
           // Inside workerd (real D1, Durable Objects and WebSockets), through the Worker's own fetch.
-          plugins: [
-            cloudflareTest({
-              // The Worker as deployed: its own entry and config, Durable Objects included.
-              wrangler: { configPath: './wrangler.toml' },
-              miniflare: {
-                // Job units of at most 60 stats entries: the tests' small answers are split as a large export's are.
-                bindings,
-                // Every fetch the Worker makes to the internet goes to test/support/image-upstream.js (the
-                // image proxy's hosts, test/chat/image-proxy.test.ts): nothing leaves the machine.
-                outboundService: 'image-upstream',
-                workers: [
-                  {
-                    name: 'image-upstream',
-                    modules: true,
-                    scriptPath: path.join(import.meta.dirname, 'test/support/image-upstream.js'),
-                    compatibilityDate: '2026-04-01',
-                  },
-                ],
-              },
-            }),
-          ],
-          // Replay knobs reach workerd as import.meta.env (FUZZ_SEED, FUZZ_PATH, FUZZ_SCALE, DIFF_SEED).
-          envPrefix: ['VITE_', 'FUZZ_', 'DIFF_'],
+          plugins: [workerd()],
+          envPrefix: REPLAY_KNOBS,
           test: {
             name: 'workers',
-            deps: { optimizer: PREBUNDLED },
+            ...WORKERD_TEST,
             include: ['test/**/*.test.ts'],
-            exclude: [...configDefaults.exclude, 'test/e2e/**', PARTITION_TESTS],
-            // Builds the room page into dist/page, the static assets the Worker serves it from.
-            globalSetup: ['./test/setup/build-page.ts'],
-            setupFiles: ['./test/setup/apply-migrations.ts'],
+            exclude: [...configDefaults.exclude, 'test/e2e/**', PARTITION_TESTS, ...SHARED_RUNTIME_TESTS],
             // Storage (D1, Durable Objects) is isolated per test file, so files run side by side.
             fileParallelism: true,
-            maxWorkers: 2,
-            testTimeout: 60_000,
-            hookTimeout: 60_000,
-            // Not 0: vitest would put a one-worker project at groupOrder 0 into a group of its own, run last.
-            sequence: { groupOrder: 1 },
+          },
+        },
+        {
+          // The files of SHARED_RUNTIME_TESTS: one runtime per vitest worker runs them one after another,
+          // each file starting from emptied tables (test/setup/apply-migrations.ts).
+          plugins: [workerd()],
+          envPrefix: REPLAY_KNOBS,
+          test: {
+            name: 'units',
+            ...WORKERD_TEST,
+            include: SHARED_RUNTIME_TESTS,
+            isolate: false,
+            fileParallelism: true,
           },
         },
         {
@@ -107,21 +182,16 @@ export default defineConfig(async () => {
           ],
           test: {
             name: 'partitions',
-            deps: { optimizer: PREBUNDLED },
+            ...WORKERD_TEST,
             include: [PARTITION_TESTS],
-            globalSetup: ['./test/setup/build-page.ts'],
-            setupFiles: ['./test/setup/apply-migrations.ts'],
-            // As the workers project's (one group shares the workers): storage is per file here too.
+            // Storage is per file here too.
             fileParallelism: true,
-            maxWorkers: 2,
-            testTimeout: 60_000,
             hookTimeout: 120_000,
-            sequence: { groupOrder: 1 },
           },
         },
         {
-          // In Node, against `wrangler dev` over real sockets, with Debian's Chromium (test/e2e/README in the
-          // main README). After the workers project, so the two do not share the two cores.
+          // In Node, against `wrangler dev` over real sockets, with a headless Chromium (test/README.md). After
+          // the workerd projects in a plain `vitest run`; `npm test` (scripts/test.ts) runs it beside them.
           test: {
             name: 'e2e',
             include: ['test/e2e/**/*.test.ts'],

@@ -1,0 +1,81 @@
+/**
+ * `npm test`: every check and every test, in three parts that run at the same time.
+ *
+ * - checks: the type checks and the linter (`npm run typecheck`, `npm run lint`);
+ * - workerd: vitest's projects inside workerd (workers, units, partitions), printed as it runs;
+ * - e2e: vitest's e2e project (wrangler dev, Chromium), one file at a time.
+ *
+ * Run one after another they took ~7.5 min on the 2-core machine, while the e2e files mostly wait
+ * (servers starting, a browser's timers, a heartbeat running out) and leave a core idle. The workerd part
+ * runs at a lower CPU priority: it only needs throughput, while the e2e tests wait on real timers that a
+ * starved process would miss.
+ *
+ * The checks' and e2e output is printed when each part ends. `npm test -- <vitest args>` runs just
+ * `vitest run <args>` (e.g. one file), as before.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { setPriority } from 'node:os';
+
+interface Part {
+  name: string;
+  command: string;
+  args: string[];
+  /** Streamed as it comes (one part at most); the others are printed when they end. */
+  live?: boolean;
+  /** Added to the part's niceness (0 to 19): lower CPU priority. */
+  nice?: number;
+}
+
+const extra = process.argv.slice(2);
+const parts: Part[] =
+  extra.length > 0
+    ? [{ name: 'vitest', command: 'npx', args: ['vitest', 'run', ...extra], live: true }]
+    : [
+        { name: 'checks', command: 'sh', args: ['-c', 'npm run --silent typecheck && npm run --silent lint'] },
+        {
+          name: 'workerd',
+          command: 'npx',
+          args: ['vitest', 'run', '--project', 'workers', '--project', 'units', '--project', 'partitions'],
+          live: true,
+          nice: 10,
+        },
+        { name: 'e2e', command: 'npx', args: ['vitest', 'run', '--project', 'e2e'] },
+      ];
+
+const children = new Set<ChildProcess>();
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => {
+    for (const child of children) child.kill(signal);
+    process.exit(130);
+  });
+
+function run(part: Part): Promise<{ part: Part; code: number; seconds: number }> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn(part.command, part.args, {
+      stdio: ['ignore', part.live ? 'inherit' : 'pipe', part.live ? 'inherit' : 'pipe'],
+      env: part.live ? process.env : { ...process.env, FORCE_COLOR: process.stdout.isTTY ? '1' : '0' },
+    });
+    children.add(child);
+    // Set before the child has started anything of its own: workerd and its forks inherit it.
+    if (part.nice && child.pid) setPriority(child.pid, part.nice);
+    const output: Buffer[] = [];
+    child.stdout?.on('data', (chunk: Buffer) => output.push(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => output.push(chunk));
+    child.on('close', (code, signal) => {
+      children.delete(child);
+      const seconds = (Date.now() - started) / 1000;
+      if (!part.live) {
+        process.stdout.write(`\n──── ${part.name} (${seconds.toFixed(0)} s) ────\n`);
+        process.stdout.write(Buffer.concat(output));
+      }
+      resolve({ part, code: code ?? (signal ? 1 : 0), seconds });
+    });
+  });
+}
+
+const results = await Promise.all(parts.map(run));
+process.stdout.write('\n');
+for (const { part, code, seconds } of results)
+  process.stdout.write(`${code === 0 ? 'passed' : `FAILED (exit ${code})`}  ${part.name}  ${seconds.toFixed(0)} s\n`);
+process.exit(results.some(({ code }) => code !== 0) ? 1 : 0);
