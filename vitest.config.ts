@@ -49,8 +49,9 @@ const PREBUNDLED = { ssr: { enabled: true, include: workerDependencies() } };
  * setup (workerd started, the Worker loaded), more than most of these files' tests take. Each starts from
  * emptied tables. A file belongs here only if it passes alone and after the others: it creates few Durable
  * Objects and leaves no isolate-wide state (rate-limit leases, the query gate, webhook cache) that a later
- * file would trip over. Files that post into rooms in bulk ran several times slower in a shared runtime
- * (rooms' alarms and sockets piling up), so they keep a runtime each.
+ * file would trip over, and leaves the schema as the migrations made it (the migration tests drop and re-add
+ * columns: a later file would see them in another order). Files that post into rooms in bulk ran several
+ * times slower in a shared runtime (rooms piling up), so they keep a runtime each.
  */
 const SHARED_RUNTIME_TESTS = [
   'test/analytics/agg-user-packed.test.ts',
@@ -69,6 +70,7 @@ const SHARED_RUNTIME_TESTS = [
   'test/analytics/query-validation.test.ts',
   'test/analytics/query/interval.test.ts',
   'test/analytics/query/json-bytes.test.ts',
+  'test/analytics/record-fast.test.ts',
   'test/analytics/service-level.test.ts',
   'test/analytics/span-index.test.ts',
   'test/chat/admin-page.test.ts',
@@ -77,12 +79,14 @@ const SHARED_RUNTIME_TESTS = [
   'test/chat/integrations/github.test.ts',
   'test/chat/integrations/jenkins.test.ts',
   'test/chat/integrations/jira.test.ts',
+  'test/chat/integrations/limits.test.ts',
   'test/chat/integrations/native-manifest.test.ts',
   'test/chat/integrations/salesforce.test.ts',
   'test/chat/integrations/signature.test.ts',
+  'test/chat/integrations/text.test.ts',
   'test/chat/integrations/xml.test.ts',
-  'test/chat/migration-0010.test.ts',
-  'test/chat/migration-0013.test.ts',
+  'test/chat/markdown-features.test.ts',
+  'test/chat/markdown.test.ts',
   'test/chat/page.test.ts',
   'test/chat/protocol.test.ts',
   'test/chat/rate-limit.test.ts',
@@ -95,6 +99,7 @@ const SHARED_RUNTIME_TESTS = [
   'test/http/cors.test.ts',
   'test/http/errors.test.ts',
   'test/oauth/rooms.test.ts',
+  'test/simulator/simulator.test.ts',
   'test/support/reference-aggregator.test.ts',
   'test/tokens/tokens.test.ts',
 ];

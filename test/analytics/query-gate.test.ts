@@ -4,6 +4,7 @@
  * not held by them. Real Worker and D1 (the test and the Worker share one isolate here, as requests
  * share one in production).
  */
+import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ANALYTICS_LIMITS } from '../../src/analytics/limits';
 import { QueryGate } from '../../src/analytics/query/raw-gate';
@@ -57,6 +58,34 @@ describe('raw-path queries take turns', () => {
     for (const a of await Promise.all(raw)) expect(a.status).toBe(200);
     // Had it waited for a turn it would have come after every raw one; it came before most of them.
     expect(done.indexOf('rollup')).toBeLessThan(2);
+  });
+});
+
+describe('a cube query that reads raw rows after all', () => {
+  it('takes a raw-path turn: with the cube marked incomplete, the same queue and the same 429', async () => {
+    /** wrapUpCode alone by day: the dimension cube answers it while it is whole. */
+    const cubeQuery = { interval, granularity: 'P1D', groupBy: ['wrapUpCode'], metrics: ['tHandle', 'nOffered'] };
+    const whole = await query(cubeQuery);
+    expect(whole.headers.get('Switchboard-Query-Source')).toBe('rollup:agg_dim@1440');
+    // The store as migration 0016 marks one that held conversations before the cube (cube-incomplete.test.ts).
+    await env.DB.batch([
+      env.DB.prepare('DELETE FROM agg_dim'),
+      env.DB.prepare('DELETE FROM agg_mask'),
+      env.DB.prepare(`INSERT INTO meta (key, value) VALUES ('cube:incomplete', 1)`),
+    ]);
+    try {
+      const n = ANALYTICS_LIMITS.rawQueriesAtOnce + ANALYTICS_LIMITS.rawQueriesWaiting + 2;
+      const answers = await Promise.all(Array.from({ length: n }, () => query(cubeQuery)));
+      const admitted = ANALYTICS_LIMITS.rawQueriesAtOnce + ANALYTICS_LIMITS.rawQueriesWaiting;
+      expect(answers.map((a) => a.status).sort()).toEqual([...Array(admitted).fill(200), 429, 429]);
+      expectError(answers.find((a) => a.status === 429)!, 429, 'too.many.requests');
+      for (const a of answers.filter((x) => x.status === 200)) {
+        expect(a.headers.get('Switchboard-Query-Source')).toBe('raw (the dimension cube lacks earlier conversations)');
+        expect(a.body).toEqual(whole.body);
+      }
+    } finally {
+      await env.DB.prepare(`DELETE FROM meta WHERE key = 'cube:incomplete'`).run();
+    }
   });
 });
 

@@ -27,27 +27,32 @@ export const queryRoutes = new Hono<AppEnv>().post(
     // Read the settings only when needed, alongside the observations.
     const settings = needsSettings ? getServiceLevelSettings(c.var.db) : Promise.resolve(DEFAULT_SERVICE_LEVEL);
     settings.catch(() => {}); // awaited below; this only keeps a failure before then from being "unhandled"
-    // A raw-path query computes only in its turn (raw-gate.ts), from its read to its written answer.
-    const leave = readsRaw(readSpec) ? await rawQueries.enter() : () => {};
-    if (!leave) {
-      throw new ApiError(
-        429,
-        'too.many.requests',
-        'Too many queries that read the raw observations are running or waiting here; retry shortly, or narrow the query so the rollups can answer it.',
-        [],
-        { 'Retry-After': '2' },
-      );
-    }
+    // A raw-path query computes only in its turn (raw-gate.ts), from its read to its written answer. A
+    // cube query takes one too when it has to read raw rows after all (a cube lacking earlier conversations).
+    let leave: (() => void) | undefined;
+    const rawTurn = async () => {
+      leave ??= await rawQueries.enter();
+      if (!leave) {
+        throw new ApiError(
+          429,
+          'too.many.requests',
+          'Too many queries that read the raw observations are running or waiting here; retry shortly, or narrow the query so the rollups can answer it.',
+          [],
+          { 'Retry-After': '2' },
+        );
+      }
+    };
+    if (readsRaw(readSpec)) await rawTurn();
     try {
       const aggregation = new Aggregation(spec);
-      const { source, partitions } = await readInto(readablePartitions(store, Date.now()), readSpec, aggregation);
+      const { source, partitions } = await readInto(readablePartitions(store, Date.now()), readSpec, aggregation, { beforeRaw: rawTurn });
       // With several partitions configured, the header also names those that answered (`raw partitions=A2026H1,A2026H2`).
       c.header('Switchboard-Query-Source', store.partitions.length > 1 ? `${source} partitions=${partitions.join(',')}` : source);
       const intervalOf = (bucket: number) => formatInterval(plan.boundaries[bucket]!, plan.boundaries[bucket + 1]!);
       const body = await answerJson(aggregation, await settings, intervalOf, ANALYTICS_LIMITS.maxAnswerBytes);
       return c.body(body, 200, { 'Content-Type': 'application/json' });
     } finally {
-      leave();
+      leave?.();
     }
   },
 );

@@ -71,8 +71,17 @@ const ADDS_PER_PAUSE = 1_000;
  * first, so every partition is read; the raw path asks each partition's span-class rows which of its
  * classes can reach the interval (`reach`, in place of the meta read a single database makes) and
  * scans only those. The raw path's bound, maxRawConversations, is for the whole query.
+ *
+ * `beforeRaw` is awaited before any raw row is read: the route takes its raw-path turn there (raw-gate.ts)
+ * also when the plan was a rollup and a partition's cube turned out incomplete, a read readsRaw cannot
+ * foresee.
  */
-export async function readInto(from: D1Database | readonly Partition[], spec: ReadSpec, aggregation: Aggregation): Promise<ReadResult> {
+export async function readInto(
+  from: D1Database | readonly Partition[],
+  spec: ReadSpec,
+  aggregation: Aggregation,
+  { beforeRaw }: { beforeRaw?: () => Promise<void> } = {},
+): Promise<ReadResult> {
   const picked = rollupFor(spec);
   const pacer = new Pacer(ADDS_PER_PAUSE);
   const raw: RawRead = {
@@ -98,6 +107,7 @@ export async function readInto(from: D1Database | readonly Partition[], spec: Re
     const rolled = picked && (await readRollup(d1, spec, picked.rollup, picked.res, aggregation, pacer));
     if (!picked || rolled === CUBE_INCOMPLETE) {
       if (picked) source = 'raw (the dimension cube lacks earlier conversations)';
+      await beforeRaw?.();
       const [scan] = await checkRawEstimate([{ d1, classes: await presentClasses(d1, raw) }], spec, raw);
       await readRaw(d1, spec, aggregation, pacer, raw, scan!.classes);
     }
@@ -114,9 +124,11 @@ export async function readInto(from: D1Database | readonly Partition[], spec: Re
     if (partitions.length === 0) return result(names);
     // Partitions whose cube lacks earlier conversations are read from their raw rows.
     source += ` + raw (the dimension cube of ${partitions.map((p) => p.name).join(', ')} lacks earlier conversations)`;
+    await beforeRaw?.();
     const rest = await rawFromPartitions(partitions, spec, aggregation, pacer, raw);
     return result(all.map((p) => p.name).filter((name) => names.includes(name) || rest.includes(name)));
   }
+  await beforeRaw?.();
   return result(await rawFromPartitions(partitions, spec, aggregation, pacer, raw));
 }
 
