@@ -144,6 +144,14 @@ export const CUBE_DIM_RESOLUTIONS = [1440, 60] as const;
 /** agg_mask's resolutions, coarsest first: its rows are few, and a 30-day read of them by hour would be 24 times more. */
 export const CUBE_MASK_RESOLUTIONS = [1440, 60] as const;
 
+/**
+ * `meta` keys of a database whose cube lacks conversations stored before it (migration 0016 sets the
+ * first; queries of the cube read such a database's raw rows), and of the backfill that adds them
+ * (ingest/cube-backfill.ts: present while it fills the cube, its value the last conversation rowid done).
+ */
+export const CUBE_INCOMPLETE_KEY = 'cube:incomplete';
+export const CUBE_BACKFILL_KEY = 'cube:backfill';
+
 /** Bits per presence-mask column (agg_mask m0, m1): exact in a JS number and a SQLite integer. */
 export const MASK_BITS = 48;
 if (DIMENSIONS.length > 2 * MASK_BITS) throw new Error('rollups: agg_mask holds 96 dimension bits; add a mask column for more');

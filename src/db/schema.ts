@@ -48,6 +48,12 @@ export const conversations = sqliteTable(
      * Filled by hand-written migration 0006 for earlier rows.
      */
     spanClass: integer('span_class').notNull().default(0),
+    /**
+     * 1: the dimension cube holds every observation of this conversation. Read only in a database marked
+     * `cube:incomplete` (migration 0016), whose rows from before it are NULL until the cube's backfill
+     * (analytics/ingest/cube-backfill.ts) adds them; elsewhere every row is in the cube, NULL or not.
+     */
+    inCube: integer('in_cube'),
   },
   (t) => [index('conversations_span_first_emit').on(t.spanClass, t.firstEmit)],
 );

@@ -1,4 +1,4 @@
-import type { PackedMetric, Rollup } from '../rollups';
+import { CUBE_BACKFILL_KEY, CUBE_INCOMPLETE_KEY, type PackedMetric, type Rollup } from '../rollups';
 import { SPAN_CLASS_KEY_PREFIX, spanClass } from '../span-class';
 import { DATA_SQL } from './observation-codec';
 import type { ConversationWrite } from './write-plan';
@@ -10,24 +10,40 @@ import type { ConversationWrite } from './write-plan';
  */
 
 /** The stored conversations among ?1, a JSON array of ids. */
-export const READ_CONVERSATIONS_SQL = `SELECT id, first_emit, version, ${DATA_SQL} AS data FROM conversations WHERE id IN (SELECT value FROM json_each(?1))`;
+export const READ_CONVERSATIONS_SQL = `SELECT id, first_emit, version, in_cube, ${DATA_SQL} AS data FROM conversations WHERE id IN (SELECT value FROM json_each(?1))`;
+
+/**
+ * Where the database's dimension cube stands (ingest/cube-backfill.ts): WHOLE, it holds every stored
+ * observation; in a database marked `cube:incomplete`, EMPTYING (the backfill has not started, or empties
+ * the cube first) or FILLING (it adds the rows not in the cube, conversation by conversation).
+ */
+export const CubePhase = { WHOLE: 0, FILLING: 1, EMPTYING: 2 } as const;
+export type CubePhase = (typeof CubePhase)[keyof typeof CubePhase];
+const CUBE_PHASE_EXPR = `CASE WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = '${CUBE_INCOMPLETE_KEY}') THEN ${CubePhase.WHOLE}
+           WHEN EXISTS (SELECT 1 FROM meta WHERE key = '${CUBE_BACKFILL_KEY}') THEN ${CubePhase.FILLING} ELSE ${CubePhase.EMPTYING} END`;
+export const CUBE_PHASE_SQL = `SELECT ${CUBE_PHASE_EXPR} AS phase`;
 
 /**
  * One guard row: conversations changed since they were read (?1: `[id, version read]` rows), plus
  * dictionary ids that do not (any longer) name what this isolate believes (?2: `[id, dim, value]`
- * rows); a non-zero count fails ingest_guard's CHECK and so the whole batch.
+ * rows), plus a cube phase other than the one read (?3); a non-zero count fails ingest_guard's CHECK
+ * and so the whole batch.
  */
 export const GUARD_SQL = `INSERT INTO ingest_guard (conflicts) SELECT
              (SELECT count(*) FROM json_each(?1) j LEFT JOIN conversations c ON c.id = j.value->>0
                WHERE coalesce(c.version, 0) <> j.value->>1)
            + (SELECT count(*) FROM json_each(?2) j LEFT JOIN dim_values d ON d.id = j.value->>0
-               WHERE d.dim IS NOT j.value->>1 OR d.value IS NOT j.value->>2)`;
+               WHERE d.dim IS NOT j.value->>1 OR d.value IS NOT j.value->>2)
+           + ((${CUBE_PHASE_EXPR}) <> ?3)`;
 
 export const CLEAR_GUARD_SQL = 'DELETE FROM ingest_guard';
 
-/** New conversations (rows of insertedRow); fails on the primary key when another writer got there first. */
-export const INSERT_CONVERSATIONS_SQL = `INSERT INTO conversations (id, first_emit, last_emit, span_class, version, data)
-           SELECT value->>0, value->>1, (value->>1) + (value->>2), value->>3, 1, unhex(value->>4) FROM json_each(?1)`;
+/**
+ * New conversations (rows of insertedRow), `in_cube` ?2 (1, or NULL while a backfill's cube is emptied);
+ * fails on the primary key when another writer got there first.
+ */
+export const INSERT_CONVERSATIONS_SQL = `INSERT INTO conversations (id, first_emit, last_emit, span_class, version, data, in_cube)
+           SELECT value->>0, value->>1, (value->>1) + (value->>2), value->>3, 1, unhex(value->>4), ?2 FROM json_each(?1)`;
 
 /** Conversations that get new observations (rows of updatedRow). */
 export const UPDATE_CONVERSATIONS_SQL = `UPDATE conversations SET first_emit = u.value->>1, last_emit = u.value->>2, span_class = u.value->>3,

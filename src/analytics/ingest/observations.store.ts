@@ -6,6 +6,8 @@ import { CUBE_DIMENSIONS, ROLLUP_DIMENSIONS, ROLLUP_TABLES } from '../rollups';
 import { CUBE_DIM_COLUMNS, CUBE_MASK_COLUMNS, cubeRows, type CubeValues } from './cube-rows';
 import {
   CLEAR_GUARD_SQL,
+  CUBE_PHASE_SQL,
+  CubePhase,
   GUARD_SQL,
   INSERT_CONVERSATIONS_SQL,
   insertedRow,
@@ -120,11 +122,14 @@ async function storeObservations(
   byConversation: Map<string, Observation[]>,
 ): Promise<Omit<IngestResult, 'skippedMetrics'>> {
   for (let attempt = 1; ; attempt++) {
-    const plan = planWrites(byConversation, await readStored(d1, [...byConversation.keys()]));
+    const [phase, stored] = await Promise.all([cubePhase(d1), readStored(d1, [...byConversation.keys()])]);
+    // A whole cube holds every stored row, whatever its in_cube (rows from before migration 0017 are NULL).
+    if (phase === CubePhase.WHOLE) for (const row of stored.values()) row.inCube = true;
+    const plan = planWrites(byConversation, stored, phase !== CubePhase.EMPTYING);
     if (plan.writes.length === 0) return { conversations: byConversation.size, observations: 0, duplicates: plan.duplicates };
     const dims = await resolveDimensions(d1, name, plan.fresh);
     try {
-      await d1.batch(buildStatements(d1, plan, dims));
+      await d1.batch(buildStatements(d1, plan, dims, phase));
       return { conversations: byConversation.size, observations: plan.fresh.length, duplicates: plan.duplicates };
     } catch (err) {
       const conflict =
@@ -140,27 +145,35 @@ async function storeObservations(
   }
 }
 
+/** Where the database's dimension cube stands (cube-backfill.ts). */
+export async function cubePhase(d1: D1Database): Promise<CubePhase> {
+  return (await d1.prepare(CUBE_PHASE_SQL).first<CubePhase>('phase'))!;
+}
+
+/** The stored rows among `ids`; a row is in the cube when the cube is whole or its `in_cube` says so. */
 async function readStored(d1: D1Database, ids: string[]): Promise<Map<string, StoredConversation>> {
   const stored = new Map<string, StoredConversation>();
   for (const chunk of chunkJson(ids)) {
     const { results } = await d1
       .prepare(READ_CONVERSATIONS_SQL)
       .bind(chunk)
-      .all<{ id: string; first_emit: number; version: number; data: string }>();
-    for (const row of results) stored.set(row.id, { firstEmit: row.first_emit, version: row.version, data: row.data });
+      .all<{ id: string; first_emit: number; version: number; in_cube: number | null; data: string }>();
+    for (const row of results) {
+      stored.set(row.id, { firstEmit: row.first_emit, version: row.version, data: row.data, inCube: row.in_cube === 1 });
+    }
   }
   return stored;
 }
 
 /** Per fresh observation, the dictionary ids of ROLLUP_DIMENSIONS (0 = absent) and of the cube dimensions it carries, and the ids used. */
-interface ResolvedDims {
+export interface ResolvedDims {
   /** ROLLUP_DIMENSIONS.length ids per observation of the plan's fresh ones, in order. */
   ids: Int32Array;
   cube: CubeValues;
   guard: [number, string, string][];
 }
 
-async function resolveDimensions(d1: D1Database, database: string, fresh: Observation[]): Promise<ResolvedDims> {
+export async function resolveDimensions(d1: D1Database, database: string, fresh: Observation[]): Promise<ResolvedDims> {
   // One pass numbers each dimension's distinct values (1, 2, …; 0 = absent) and notes each
   // observation's numbers; once the dictionary has answered, a lookup per distinct value turns them
   // into ids in place: half the string-keyed lookups of reading every observation's values twice.
@@ -245,19 +258,24 @@ const CUBE_TABLES = [
   { table: 'agg_mask', dims: CUBE_MASK_COLUMNS.map((column) => ({ column })) },
 ] as const;
 
-function buildStatements(d1: D1Database, plan: WritePlan, dims: ResolvedDims): D1PreparedStatement[] {
+function buildStatements(d1: D1Database, plan: WritePlan, dims: ResolvedDims, phase: CubePhase): D1PreparedStatement[] {
   const statements: D1PreparedStatement[] = [];
   const created = plan.writes.filter((w) => w.expectedVersion === 0);
   const updated = plan.writes.filter((w) => w.expectedVersion !== 0);
 
   // New conversations need no version check: their plain INSERT fails on the primary key if another
   // writer got there first.
-  const versions = chunkJson(updated.map((w) => [w.id, w.expectedVersion]));
-  const dictionary = chunkJson(dims.guard);
-  for (let i = 0; i < Math.max(versions.length, dictionary.length); i++) {
-    statements.push(d1.prepare(GUARD_SQL).bind(versions[i] ?? '[]', dictionary[i] ?? '[]'));
-  }
-  for (const chunk of chunkTexts(created.map(insertedRow))) statements.push(d1.prepare(INSERT_CONVERSATIONS_SQL).bind(chunk));
+  statements.push(
+    ...guardStatements(
+      d1,
+      updated.map((w) => [w.id, w.expectedVersion]),
+      dims.guard,
+      phase,
+    ),
+  );
+  // While a backfill empties the cube, new conversations are left for it to add whole.
+  const inCube = phase === CubePhase.EMPTYING ? null : 1;
+  for (const chunk of chunkTexts(created.map(insertedRow))) statements.push(d1.prepare(INSERT_CONVERSATIONS_SQL).bind(chunk, inCube));
   for (const chunk of chunkTexts(updated.map(updatedRow))) statements.push(d1.prepare(UPDATE_CONVERSATIONS_SQL).bind(chunk));
 
   statements.push(d1.prepare(SPAN_CLASSES_SQL).bind(spanClassRows(plan.writes)));
@@ -269,12 +287,35 @@ function buildStatements(d1: D1Database, plan: WritePlan, dims: ResolvedDims): D
     const sql = rollup.packed ? packedUpsertSql(rollup) : rollupUpsertSql(rollup);
     for (const chunk of chunks) statements.push(d1.prepare(sql).bind(chunk));
   }
-  const cube = cubeRows(plan.fresh, dims.ids, dims.cube);
-  for (const [i, rows] of [cube.dim, cube.mask].entries()) {
-    const sql = rollupUpsertSql(CUBE_TABLES[i]!);
-    for (const chunk of chunkTexts(rows)) statements.push(d1.prepare(sql).bind(chunk));
-  }
+  const inCubeFresh = plan.inCube === plan.fresh.length ? plan.fresh : plan.fresh.slice(0, plan.inCube);
+  statements.push(...cubeStatements(d1, inCubeFresh, dims));
 
   statements.push(d1.prepare(CLEAR_GUARD_SQL));
   return statements;
+}
+
+/**
+ * The guard rows of a batch (GUARD_SQL): `[id, version read]` of the conversations it changes, the
+ * dictionary ids it relies on, the cube phase it was planned in. At least one: the phase is always checked.
+ */
+export function guardStatements(
+  d1: D1Database,
+  versions: [string, number][],
+  dictionary: ResolvedDims['guard'],
+  phase: CubePhase,
+): D1PreparedStatement[] {
+  const versionChunks = chunkJson(versions);
+  const dictionaryChunks = chunkJson(dictionary);
+  return Array.from({ length: Math.max(1, versionChunks.length, dictionaryChunks.length) }, (_, i) =>
+    d1.prepare(GUARD_SQL).bind(versionChunks[i] ?? '[]', dictionaryChunks[i] ?? '[]', phase),
+  );
+}
+
+/** The upserts of agg_dim and agg_mask for these observations (`dims` resolved for them, or for a list they begin). */
+export function cubeStatements(d1: D1Database, observations: Observation[], dims: ResolvedDims): D1PreparedStatement[] {
+  const cube = cubeRows(observations, dims.ids, dims.cube);
+  return [cube.dim, cube.mask].flatMap((rows, i) => {
+    const sql = rollupUpsertSql(CUBE_TABLES[i]!);
+    return chunkTexts(rows).map((chunk) => d1.prepare(sql).bind(chunk));
+  });
 }

@@ -17,22 +17,35 @@ export interface StoredConversation {
   firstEmit: number;
   version: number;
   data: string;
+  /** The dimension cube holds its observations (cube-backfill.ts): then it gets the new ones too. */
+  inCube: boolean;
 }
 
 export interface WritePlan {
   writes: ConversationWrite[];
-  /** The observations not stored yet, which the rollups get. */
+  /**
+   * The observations not stored yet, which the rollups get; the first `inCube` of them go to the
+   * dimension cube as well. The others belong to conversations the cube's backfill has still to add
+   * whole (cube-backfill.ts).
+   */
   fresh: Observation[];
+  inCube: number;
   duplicates: number;
 }
 
 /**
  * What an ingest writes: for each conversation with observations not stored yet, its stored ones
- * (from `stored`, by id) and the new ones, as one new row. Pure: the store reads and writes.
+ * (from `stored`, by id) and the new ones, as one new row. `newInCube`: whether the cube takes the
+ * observations of conversations not stored yet. Pure: the store reads and writes.
  */
-export function planWrites(byConversation: Map<string, Observation[]>, stored: Map<string, StoredConversation>): WritePlan {
+export function planWrites(
+  byConversation: Map<string, Observation[]>,
+  stored: Map<string, StoredConversation>,
+  newInCube = true,
+): WritePlan {
   const writes: ConversationWrite[] = [];
   const fresh: Observation[] = [];
+  const outsideCube: Observation[] = [];
   let duplicates = 0;
   for (const [id, incoming] of byConversation) {
     const row = stored.get(id);
@@ -48,9 +61,12 @@ export function planWrites(byConversation: Map<string, Observation[]>, stored: M
       if (o.emit > lastEmit) lastEmit = o.emit;
     }
     writes.push({ id, firstEmit, lastEmit, expectedVersion: row?.version ?? 0, data: encodeObservations(all, firstEmit, id) });
-    fresh.push(...added);
+    if (row ? row.inCube : newInCube) fresh.push(...added);
+    else outsideCube.push(...added);
   }
-  return { writes, fresh, duplicates };
+  const inCube = fresh.length;
+  for (const o of outsideCube) fresh.push(o);
+  return { writes, fresh, inCube, duplicates };
 }
 
 /** Scratch for sharesEmitMetric, cleared per conversation (one Set, not one per conversation). */

@@ -3,7 +3,7 @@ import { DATA_SQL, decodeObservations } from '../ingest/observation-codec';
 import type { DimValues } from '../ingest/to-observations';
 import { ANALYTICS_LIMITS } from '../limits';
 import type { Partition } from '../partitions/partitions';
-import { CUBE_MASK_RESOLUTIONS, maskBitSql, pickRollup, ROLLUPS, type PackedMetric, type Rollup } from '../rollups';
+import { CUBE_INCOMPLETE_KEY, CUBE_MASK_RESOLUTIONS, maskBitSql, pickRollup, ROLLUPS, type PackedMetric, type Rollup } from '../rollups';
 import { SPAN_CLASS_KEY_PREFIX } from '../span-class';
 import type { Aggregation } from './aggregate';
 import { alignedTo, bucketIndex, uniformRuns, type BucketPlan, type UniformRun } from './interval';
@@ -159,7 +159,6 @@ async function rawFromPartitions(
  * read the raw rows instead.
  */
 const CUBE_INCOMPLETE = 'incomplete' as const;
-const CUBE_INCOMPLETE_KEY = 'cube:incomplete';
 
 /** A span class present in a database, and the longest span seen in it (span-class.ts). */
 interface SpanClass {

@@ -1,0 +1,1 @@
+ALTER TABLE `conversations` ADD `in_cube` integer;

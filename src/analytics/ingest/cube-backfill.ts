@@ -1,0 +1,147 @@
+import { getTableConfig } from 'drizzle-orm/sqlite-core';
+import { aggDim, aggMask } from '../../db/schema';
+import { forgetDictionary } from '../dictionary';
+import { analyticsStore, isRetired, type Partition } from '../partitions/partitions';
+import { CUBE_BACKFILL_KEY, CUBE_INCOMPLETE_KEY } from '../rollups';
+import { decodeObservations } from './observation-codec';
+import { CLEAR_GUARD_SQL, CubePhase } from './observations-sql';
+import { chunkJson, cubePhase, cubeStatements, guardStatements, resolveDimensions } from './observations.store';
+
+/**
+ * The dimension cube's backfill. A database that held conversations before the cube existed is marked
+ * `cube:incomplete` by migration 0016, and queries of the cube read its raw rows instead. The scheduled
+ * handler (src/index.ts) adds those conversations to its cube here, a chunk at a time within a time
+ * budget, the next run going on where the last stopped; the last chunk removes the mark, and queries read
+ * the cube again.
+ *
+ * Exact while ingest goes on. Each conversation row says whether the cube holds it (`in_cube`), and ingest
+ * adds a fresh observation to the cube only when its conversation is there (write-plan.ts). The phases
+ * (observations-sql.ts CubePhase):
+ * 1. EMPTYING (marked, no `cube:backfill` key): the cube is emptied, a chunk of rows per statement. What
+ *    it holds came from ingests since 0016 of conversations whose earlier observations it lacks; the
+ *    backfill adds each conversation whole instead. Ingest meanwhile leaves new conversations out of the
+ *    cube (in_cube NULL) for the backfill to add.
+ * 2. FILLING (`cube:backfill` = the last rowid done): in rowid order, each chunk of conversations not in
+ *    the cube is decoded, its cells added and its rows set in_cube = 1 with their version bumped, in one
+ *    batch whose guard fails if any of them changed since they were read (a concurrent ingest): then the
+ *    chunk is read again. New conversations go into the cube at ingest now, so no row joins the ones left.
+ * 3. The chunk that finds no more rows removes the mark and the key: WHOLE.
+ * An ingest planned in one phase and written in another fails its guard (GUARD_SQL ?3) and plans again.
+ */
+
+/** Conversations per chunk: ~25 cube rows each, a batch D1 writes in well under a second. */
+const CONVERSATIONS_PER_CHUNK = 500;
+/** Cube rows per DELETE while emptying (retention.ts deletes as many). */
+const ROWS_PER_DELETE = 5_000;
+/** Chunks read again after a conflict, per run; the next run tries again. */
+const MAX_CONFLICTS = 5;
+
+export interface BackfillReport {
+  partition: string;
+  /** Where its cube stands at the end of this run. */
+  phase: 'emptying' | 'filling' | 'whole';
+  rowsDeleted: number;
+  conversationsAdded: number;
+}
+
+const CUBE_KEYS = [aggDim, aggMask].map((table) => {
+  const config = getTableConfig(table);
+  return { table: config.name, key: config.primaryKeys[0]!.columns.map((c) => c.name).join(', ') };
+});
+
+/** Conversations not in the cube after rowid ?1, in rowid order, at most ?2. */
+const NEXT_CHUNK_SQL = `SELECT rowid, id, first_emit, version, hex(data) AS data FROM conversations
+           WHERE rowid > ?1 AND in_cube IS NULL ORDER BY rowid LIMIT ?2`;
+/** ?1: a JSON array of conversation ids, now in the cube. */
+const IN_CUBE_SQL = `UPDATE conversations SET in_cube = 1, version = version + 1 WHERE id IN (SELECT value FROM json_each(?1))`;
+
+/** Backfills the cube of every marked partition that is not retired, until `budgetMs` has passed. */
+export async function backfillCubes(
+  env: Env,
+  now: number,
+  { budgetMs, conversationsPerChunk = CONVERSATIONS_PER_CHUNK }: { budgetMs: number; conversationsPerChunk?: number },
+): Promise<BackfillReport[]> {
+  const store = analyticsStore(env);
+  const deadline = Date.now() + budgetMs;
+  const reports: BackfillReport[] = [];
+  for (const p of store.partitions) {
+    if (isRetired(store, p, now)) continue;
+    const report = await backfillCube(p, deadline, conversationsPerChunk);
+    if (report) reports.push(report);
+    if (Date.now() >= deadline) break;
+  }
+  return reports;
+}
+
+/** One database's backfill until `deadline`; undefined when its cube is whole. */
+export async function backfillCube(
+  p: Pick<Partition, 'name' | 'd1'>,
+  deadline: number,
+  perChunk: number,
+): Promise<BackfillReport | undefined> {
+  const { name, d1 } = p;
+  let phase = await cubePhase(d1);
+  if (phase === CubePhase.WHOLE) return undefined;
+  const report: BackfillReport = { partition: name, phase: 'emptying', rowsDeleted: 0, conversationsAdded: 0 };
+
+  if (phase === CubePhase.EMPTYING) {
+    for (const { table, key } of CUBE_KEYS) {
+      for (;;) {
+        const { meta } = await d1
+          .prepare(`DELETE FROM ${table} WHERE (${key}) IN (SELECT ${key} FROM ${table} LIMIT ${ROWS_PER_DELETE})`)
+          .run();
+        report.rowsDeleted += meta.changes;
+        if (meta.changes < ROWS_PER_DELETE) break;
+        if (Date.now() >= deadline) return report;
+      }
+    }
+    // Empty, and nothing refills it while EMPTYING: ingest adds no conversation to the cube.
+    await d1.prepare(`INSERT INTO meta (key, value) VALUES (?1, 0)`).bind(CUBE_BACKFILL_KEY).run();
+    phase = CubePhase.FILLING;
+  }
+
+  report.phase = 'filling';
+  let conflicts = 0;
+  // At least one chunk a run, whatever the time left: every run makes progress.
+  for (let first = true; first || Date.now() < deadline; first = false) {
+    const after = (await d1.prepare(`SELECT value FROM meta WHERE key = ?1`).bind(CUBE_BACKFILL_KEY).first<number>('value')) ?? 0;
+    const { results } = await d1
+      .prepare(NEXT_CHUNK_SQL)
+      .bind(after, perChunk)
+      .all<{ rowid: number; id: string; first_emit: number; version: number; data: string }>();
+    const last = results.length < perChunk;
+    const observations = results.flatMap((row) => decodeObservations(row.data, row.first_emit, row.id));
+    const dims = await resolveDimensions(d1, name, observations);
+    const statements = [
+      ...guardStatements(
+        d1,
+        results.map((row) => [row.id, row.version]),
+        dims.guard,
+        CubePhase.FILLING,
+      ),
+      ...cubeStatements(d1, observations, dims),
+    ];
+    for (const chunk of chunkJson(results.map((row) => row.id))) statements.push(d1.prepare(IN_CUBE_SQL).bind(chunk));
+    statements.push(
+      last
+        ? d1.prepare(`DELETE FROM meta WHERE key IN (?1, ?2)`).bind(CUBE_INCOMPLETE_KEY, CUBE_BACKFILL_KEY)
+        : d1.prepare(`UPDATE meta SET value = ?2 WHERE key = ?1`).bind(CUBE_BACKFILL_KEY, results.at(-1)!.rowid),
+    );
+    statements.push(d1.prepare(CLEAR_GUARD_SQL));
+    try {
+      await d1.batch(statements);
+    } catch (err) {
+      // A conversation of the chunk changed since it was read, or a dictionary id this isolate remembers
+      // is gone: read the chunk again.
+      if (!String(err).includes('ingest_guard_no_conflicts') || ++conflicts > MAX_CONFLICTS) throw err;
+      forgetDictionary(name);
+      continue;
+    }
+    report.conversationsAdded += results.length;
+    if (last) {
+      report.phase = 'whole';
+      return report;
+    }
+  }
+  return report;
+}

@@ -1,0 +1,148 @@
+import { createScheduledController, env } from 'cloudflare:test';
+import { describe, expect, it } from 'vitest';
+import { backfillCube } from '../../src/analytics/ingest/cube-backfill';
+import worker from '../../src/index';
+import { simulateConversations } from '../../scripts/simulator';
+import { send } from '../helpers';
+import {
+  aggregateObservations,
+  canonicalize,
+  observationsFromRecords,
+  type AggregateQuery,
+  type ConversationRecord,
+} from '../support/reference-aggregator';
+import { ingestOk, queryOk, SERVICE_LEVEL } from './analytics-api';
+
+/**
+ * The dimension cube's backfill (src/analytics/ingest/cube-backfill.ts): a store marked
+ * `cube:incomplete` by migration 0016 gets its conversations added to the cube, while ingest goes on
+ * (new conversations, and new observations of conversations already added or still waiting), and then
+ * answers cube queries from the cube again, as the reference aggregator does over every record.
+ */
+const END = Date.parse('2013-06-10T00:00:00.000Z');
+const DAY = 86_400_000;
+const HOUR = 3_600_000;
+const interval = `${new Date(END - 3 * DAY).toISOString()}/${new Date(END).toISOString()}`;
+const QUERIES: AggregateQuery[] = [
+  { interval, granularity: 'P1D', groupBy: ['wrapUpCode'], metrics: ['tHandle', 'tTalk', 'nOffered', 'tAcw'] },
+  { interval, granularity: 'PT1H', groupBy: ['mediaType', 'teamId'], metrics: ['tHandle', 'nConnected'] },
+  { interval, granularity: 'P1D', groupBy: ['divisionId'], flattenMultivaluedDimensions: true, metrics: ['nOffered', 'tAnswered'] },
+  {
+    interval,
+    granularity: 'P1D',
+    groupBy: ['mediaType'],
+    filter: { type: 'and', predicates: [{ dimension: 'requestedRoutingSkillId', operator: 'notExists' }] },
+    metrics: ['nOffered', 'tWait'],
+  },
+] as AggregateQuery[];
+const RAW = 'raw (the dimension cube lacks earlier conversations)';
+
+/** The record without its last participant: its observations arrive later, with the whole record. */
+function withoutLastParticipant(record: ConversationRecord): ConversationRecord {
+  return { ...record, participants: record.participants.slice(0, -1) };
+}
+
+/** A marked store as migration 0016 leaves one, with rows from before migration 0017 (in_cube NULL). */
+async function markedAsBeforeTheCube(): Promise<void> {
+  const mark = env.TEST_MIGRATIONS.find((m) => m.name.startsWith('0016_'))!.queries.find((q) => q.includes('cube:incomplete'))!;
+  // What the cube holds stays: cells of ingests since 0016, which the backfill must not count twice.
+  await env.DB.batch([env.DB.prepare('UPDATE conversations SET in_cube = NULL'), env.DB.prepare(mark)]);
+}
+
+/** The analytics tables emptied (the tests of this file share one database). */
+async function emptied(): Promise<void> {
+  const tables = ['conversations', 'agg_dim', 'agg_mask', 'agg_media', 'agg_queue', 'agg_user', 'agg_user_more'];
+  await env.DB.batch(tables.map((t) => env.DB.prepare(`DELETE FROM ${t}`)));
+}
+
+async function metaKeys(): Promise<string[]> {
+  const { results } = await env.DB.prepare(`SELECT key FROM meta WHERE key LIKE 'cube:%' ORDER BY key`).all<{ key: string }>();
+  return results.map((r) => r.key);
+}
+
+async function expectAnswers(records: ConversationRecord[], source: RegExp | string): Promise<void> {
+  const settings = (await send('GET', SERVICE_LEVEL)).body;
+  const observations = observationsFromRecords(records);
+  for (const query of QUERIES) {
+    const real = await queryOk(query);
+    const label = JSON.stringify(query);
+    if (typeof source === 'string') expect(real.source, label).toBe(source);
+    else expect(real.source, label).toMatch(source);
+    const expected = aggregateObservations(observations, query, settings);
+    expect(expected.results.length, label).toBeGreaterThan(0);
+    const order = query.metrics!;
+    expect(canonicalize({ results: real.results }, order, query), label).toEqual(canonicalize(expected, order, query));
+  }
+}
+
+describe('the dimension cube of a store from before it', () => {
+  it('is emptied and filled by the backfill while ingest goes on, then answers from the cube as the reference does', async () => {
+    const records = [
+      ...simulateConversations({ days: 3, conversations: 600, seed: 21, end: new Date(END - HOUR) }),
+    ] as ConversationRecord[];
+    const early = records.slice(0, 300);
+    const late = records.slice(300);
+    // Half of the early conversations are stored without their last participant for now.
+    const partial = early.map((r, i) => (i % 2 === 0 && r.participants.length > 1 ? withoutLastParticipant(r) : r));
+    await ingestOk(partial);
+    await markedAsBeforeTheCube();
+    expect(await metaKeys()).toEqual(['cube:incomplete']);
+    await expectAnswers(partial, RAW);
+
+    const db = { name: 'DB', d1: env.DB };
+    const step = () => backfillCube(db, Date.now(), 40);
+    // A run with no time left still takes one step: here, one chunk of the cube's rows deleted.
+    const first = (await step())!;
+    expect(first.phase).toBe('emptying');
+    expect(first.rowsDeleted).toBe(5_000);
+    // New conversations while the cube is emptied: left for the backfill.
+    await ingestOk(late.slice(0, 100));
+    let report = first;
+    let runs = 1;
+    while (report.phase === 'emptying') {
+      report = (await step())!;
+      runs++;
+    }
+    expect(await env.DB.prepare('SELECT count(*) AS n FROM agg_dim').first('n')).toBeGreaterThan(0);
+    expect(report).toMatchObject({ phase: 'filling', conversationsAdded: 40 });
+    expect(await metaKeys()).toEqual(['cube:backfill', 'cube:incomplete']);
+
+    // While it fills: the rest of the partial conversations (some added already, most not), and new ones.
+    await ingestOk(early);
+    await ingestOk(late.slice(100));
+    await expectAnswers([...early, ...late], RAW);
+    let added = report.conversationsAdded;
+    while (report.phase !== 'whole') {
+      report = (await step())!;
+      added += report.conversationsAdded;
+      if (++runs > 100) throw new Error('the backfill does not end');
+    }
+    // Every conversation stored before FILLING was added once: the early 300 and the 100 sent while emptying.
+    expect(added).toBe(400);
+    expect(await metaKeys()).toEqual([]);
+    expect(await env.DB.prepare('SELECT count(*) AS n FROM conversations WHERE in_cube IS NULL').first('n')).toBe(0);
+    expect(await step()).toBeUndefined();
+    await expectAnswers([...early, ...late], /^rollup:agg_dim@(1440|60)$/);
+
+    // A store that never lacked anything answers the same: ingest alone, into an emptied store.
+    await emptied();
+    await ingestOk([...early, ...late]);
+    await expectAnswers([...early, ...late], /^rollup:agg_dim@(1440|60)$/);
+  });
+
+  it('runs from the scheduled handler, as the cron of wrangler.toml does, and leaves a whole cube alone', async () => {
+    const records = [
+      ...simulateConversations({ days: 3, conversations: 200, seed: 22, end: new Date(END - HOUR) }),
+    ] as ConversationRecord[];
+    await emptied();
+    await ingestOk(records);
+    await markedAsBeforeTheCube();
+    await expectAnswers(records, RAW);
+    await worker.scheduled(createScheduledController({ scheduledTime: new Date(), cron: '23 * * * *' }), env);
+    expect(await metaKeys()).toEqual([]);
+    await expectAnswers(records, /^rollup:agg_dim@(1440|60)$/);
+    const cells = await env.DB.prepare('SELECT count(*) AS n, sum(cnt) AS c FROM agg_dim').first();
+    await worker.scheduled(createScheduledController({ scheduledTime: new Date(), cron: '23 * * * *' }), env);
+    expect(await env.DB.prepare('SELECT count(*) AS n, sum(cnt) AS c FROM agg_dim').first()).toEqual(cells);
+  });
+});
