@@ -7,7 +7,7 @@ import type { Db } from '../db/client';
 import type { WebhookMapping } from '../db/schema';
 import { jsonBody } from '../http/json-body';
 import { validJson, validQuery } from '../http/validate';
-import { lastDeliveries, listDeliveries } from './webhook-post/delivery-log';
+import { flushDeliveries, lastDeliveries, listDeliveries } from './webhook-post/delivery-log';
 import { takesSecret } from './integrations';
 import { CHAT_LIMITS, isUuid, RATE_LIMIT_MAX, WEBHOOK_KINDS } from './limits';
 import { uuidParam } from './params';
@@ -140,11 +140,14 @@ export const webhooksRoutes = new Hono<AppEnv>()
   })
   .get('/api/v1/webhooks', admin, async (c) => {
     const base = origin(c.req.url);
+    // The log as this isolate's own posts left it (delivery-log.ts coalesces its writes).
+    await flushDeliveries(c.env.DB);
     const [rows, last] = await Promise.all([listWebhooks(c.var.db), lastDeliveries(c.var.db)]);
     return c.json({ entities: rows.map((row) => webhookView(row, base, last.get(row.id) ?? null)) });
   })
   .get('/api/v1/webhooks/:id', admin, webhookId, async (c) => {
     const id = c.req.param('id');
+    await flushDeliveries(c.env.DB);
     const [row, last] = await Promise.all([found(c.var.db, id), lastDeliveryAt(c.var.db, id)]);
     return c.json(webhookView(row, origin(c.req.url), last));
   })
@@ -156,6 +159,7 @@ export const webhooksRoutes = new Hono<AppEnv>()
     const id = c.req.param('id');
     await found(c.var.db, id);
     const { before, limit = CHAT_LIMITS.deliveryLogPageDefault } = c.req.valid('query');
+    await flushDeliveries(c.env.DB);
     return c.json(await listDeliveries(c.var.db, id, { before, limit }));
   })
   .patch('/api/v1/webhooks/:id', admin, webhookId, jsonBody(CHAT_LIMITS.adminBodyBytes), validJson(patchWebhookSchema), async (c) => {

@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { CHAT_LIMITS } from '../../src/chat/limits';
-import { recordDelivery } from '../../src/chat/webhook-post/delivery-log';
+import { recordDeliveries } from '../../src/chat/webhook-post/delivery-log';
 import { createToken, expectError, send } from '../helpers';
 import { createWebhook, post, postOk, roomWithWebhook, waitUntil } from './helpers';
 
@@ -124,8 +124,9 @@ describe("a webhook's delivery log", () => {
       seq: null,
       bytes: 1,
     };
-    await recordDelivery(env.DB, entry, now - CHAT_LIMITS.deliveryLogTtlMs - 1000);
-    for (let i = 0; i < CHAT_LIMITS.deliveryLogPerWebhook + 5; i++) await recordDelivery(env.DB, { ...entry, bytes: i }, now - 1000 + i);
+    await recordDeliveries(env.DB, [{ ...entry, at: now - CHAT_LIMITS.deliveryLogTtlMs - 1000 }]);
+    for (let i = 0; i < CHAT_LIMITS.deliveryLogPerWebhook + 5; i++)
+      await recordDeliveries(env.DB, [{ ...entry, bytes: i, at: now - 1000 + i }]);
     const { results } = await env.DB.prepare('SELECT bytes FROM webhook_deliveries WHERE webhook_id = ? ORDER BY id')
       .bind(hook.id)
       .all<{ bytes: number }>();
@@ -137,6 +138,27 @@ describe("a webhook's delivery log", () => {
     const second = await deliveries(hook.id, `?limit=100&before=${first.nextBefore}`);
     expect(second.entities.map((e) => e.bytes)).toEqual(Array.from({ length: 70 }, (_, i) => 74 - i));
     expect(second.nextBefore).toBeUndefined();
+
+    // Many entries in one batch, as the isolate's coalesced writes send them: two webhooks, each pruned alone.
+    const { hook: other } = await roomWithWebhook();
+    await recordDeliveries(
+      env.DB,
+      Array.from({ length: 2 * (CHAT_LIMITS.deliveryLogPerWebhook + 7) }, (_, i) => ({
+        ...entry,
+        webhookId: i % 2 === 0 ? hook.id : other.id,
+        bytes: 1_000 + i,
+        at: now + i,
+      })),
+    );
+    for (const [id, parity] of [
+      [hook.id, 0],
+      [other.id, 1],
+    ] as const) {
+      const { results: kept } = await env.DB.prepare('SELECT bytes FROM webhook_deliveries WHERE webhook_id = ? ORDER BY id')
+        .bind(id)
+        .all<{ bytes: number }>();
+      expect(kept.map((r) => r.bytes)).toEqual(Array.from({ length: 100 }, (_, i) => 1_000 + 2 * (i + 7) + parity));
+    }
     expect((await deliveries(hook.id)).entities).toHaveLength(CHAT_LIMITS.deliveryLogPageDefault);
   });
 

@@ -1,7 +1,11 @@
 import { and, desc, eq, gt, lt, max, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { webhookDeliveries } from '../../db/schema';
+import { jsonChunks } from '../../db/json-chunks';
 import { CHAT_LIMITS } from '../limits';
+
+/** JSON array parameters of these rows, well under D1's 2 MB per bound string. */
+const chunkJson = (rows: readonly unknown[]) => jsonChunks(rows, 900_000, JSON.stringify);
 
 /** One request to a webhook's URL as its log keeps it (`GET /api/v1/webhooks/{id}/deliveries`). */
 export interface DeliveryEntry {
@@ -25,42 +29,82 @@ export interface DeliveryView extends Omit<DeliveryEntry, 'webhookId'> {
 /** An error message is kept to this many characters (UTF-16 units), enough for every message this service writes. */
 const ERROR_MESSAGE_CHARS = 500;
 
+/** A logged entry and when it was made (epoch ms). */
+export interface TimedDelivery extends DeliveryEntry {
+  at: number;
+}
+
 /**
- * Writes one entry and prunes the webhook's log to its bounds (the newest
+ * Writes entries and prunes each webhook they name to its log's bounds (the newest
  * CHAT_LIMITS.deliveryLogPerWebhook, none older than CHAT_LIMITS.deliveryLogTtlMs), as one D1 batch.
- * Called through waitUntil after the answer is decided: it never delays or changes that answer.
  */
-export async function recordDelivery(d1: D1Database, entry: DeliveryEntry, now = Date.now()): Promise<void> {
+export async function recordDeliveries(d1: D1Database, entries: readonly TimedDelivery[]): Promise<void> {
+  if (entries.length === 0) return;
+  const rows = entries.map((e) => [
+    e.webhookId,
+    e.at,
+    e.method,
+    e.status,
+    e.errorCode,
+    e.errorMessage?.slice(0, ERROR_MESSAGE_CHARS) ?? null,
+    e.messageId,
+    e.roomId,
+    e.seq,
+    e.bytes,
+  ]);
+  const now = Math.max(...entries.map((e) => e.at));
   await d1.batch([
-    d1
-      .prepare(
-        `INSERT INTO webhook_deliveries (webhook_id, at, method, status, error_code, error_message, message_id, room_id, seq, bytes)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .bind(
-        entry.webhookId,
-        now,
-        entry.method,
-        entry.status,
-        entry.errorCode,
-        entry.errorMessage?.slice(0, ERROR_MESSAGE_CHARS) ?? null,
-        entry.messageId,
-        entry.roomId,
-        entry.seq,
-        entry.bytes,
-      ),
-    d1
-      .prepare(
-        `DELETE FROM webhook_deliveries WHERE webhook_id = ?1 AND (at < ?2 OR id <= (
-           SELECT id FROM webhook_deliveries WHERE webhook_id = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?3))`,
-      )
-      .bind(entry.webhookId, now - CHAT_LIMITS.deliveryLogTtlMs, CHAT_LIMITS.deliveryLogPerWebhook),
+    ...chunkJson(rows).map((chunk) =>
+      d1
+        .prepare(
+          `INSERT INTO webhook_deliveries (webhook_id, at, method, status, error_code, error_message, message_id, room_id, seq, bytes)
+           SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8, value->>9
+           FROM json_each(?1)`,
+        )
+        .bind(chunk),
+    ),
+    ...[...new Set(entries.map((e) => e.webhookId))].map((webhookId) =>
+      d1
+        .prepare(
+          `DELETE FROM webhook_deliveries WHERE webhook_id = ?1 AND (at < ?2 OR id <= (
+             SELECT id FROM webhook_deliveries WHERE webhook_id = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?3))`,
+        )
+        .bind(webhookId, now - CHAT_LIMITS.deliveryLogTtlMs, CHAT_LIMITS.deliveryLogPerWebhook),
+    ),
   ]);
 }
 
-/** Records without ever failing the caller (a log that cannot be written is reported in the Worker's log). */
-export function recordDeliveryQuietly(d1: D1Database, entry: DeliveryEntry): Promise<void> {
-  return recordDelivery(d1, entry).catch((err: unknown) => console.error('delivery log write failed', err));
+/**
+ * The isolate's entries not written yet. Writes are coalesced: a D1 batch per post was 200 batches a
+ * second at the bench's steady rate, and under wrangler dev it stalled posts for seconds and closed
+ * viewers as too slow (bench/FINDINGS.md, 11-27). Entries wait at most FLUSH_AFTER_MS (or until
+ * FLUSH_AT_ENTRIES), then go as one batch.
+ */
+let pending: TimedDelivery[] = [];
+let scheduled: Promise<void> | undefined;
+const FLUSH_AFTER_MS = 250;
+const FLUSH_AT_ENTRIES = 200;
+
+/**
+ * Logs one delivery, after the answer is decided: it never delays or changes that answer. The request
+ * that starts a batch keeps the isolate (waitUntil) until the batch is written; a log that cannot be
+ * written is reported in the Worker's log.
+ */
+export function logDelivery(ctx: Pick<ExecutionContext, 'waitUntil'>, d1: D1Database, entry: DeliveryEntry): void {
+  pending.push({ ...entry, at: Date.now() });
+  if (pending.length >= FLUSH_AT_ENTRIES) ctx.waitUntil(flushDeliveries(d1));
+  else if (scheduled === undefined) {
+    scheduled = new Promise<void>((resolve) => setTimeout(resolve, FLUSH_AFTER_MS)).then(() => flushDeliveries(d1));
+    ctx.waitUntil(scheduled);
+  }
+}
+
+/** Writes this isolate's pending entries now (the log's readers call it first: they see their own isolate's posts). */
+export async function flushDeliveries(d1: D1Database): Promise<void> {
+  const entries = pending;
+  pending = [];
+  scheduled = undefined;
+  await recordDeliveries(d1, entries).catch((err: unknown) => console.error('delivery log write failed', err));
 }
 
 /** The webhook's deliveries, newest first, `limit` of them with `id < before`; `nextBefore` when more remain. */

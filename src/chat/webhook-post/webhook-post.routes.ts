@@ -6,7 +6,7 @@ import { webhookNotFound } from '../chat-errors';
 import { CHAT_LIMITS, isUuid } from '../limits';
 import { findWebhookByPostSecretHash, postSecretHash } from '../webhooks.store';
 import { webhookCopies } from './admission';
-import { recordDeliveryQuietly, type DeliveryEntry } from './delivery-log';
+import { logDelivery, type DeliveryEntry } from './delivery-log';
 import { changeWebhookMessage, postToWebhook, type PostAnswer, type PostRequest, type PostTrace } from './post-webhook';
 
 function postRequest(c: Context<AppEnv>): PostRequest {
@@ -32,13 +32,11 @@ async function logged(
 ): Promise<Response> {
   const trace: PostTrace = { bytes: Number(c.req.header('Content-Length') ?? 0) || 0 };
   const log = (entry: Omit<DeliveryEntry, 'webhookId' | 'method' | 'bytes'>) => {
-    c.executionCtx.waitUntil(
-      (async () => {
-        const webhookId = trace.webhookId ?? (await webhookIdOf(c, secret));
-        if (webhookId === undefined) return;
-        await recordDeliveryQuietly(c.env.DB, { ...entry, webhookId, method, bytes: trace.bytes });
-      })(),
-    );
+    const write = (webhookId: string | undefined) => {
+      if (webhookId !== undefined) logDelivery(c.executionCtx, c.env.DB, { ...entry, webhookId, method, bytes: trace.bytes });
+    };
+    if (trace.webhookId !== undefined) write(trace.webhookId);
+    else c.executionCtx.waitUntil(webhookIdOf(c, secret).then(write));
   };
   let answer: PostAnswer;
   try {
