@@ -87,8 +87,13 @@ export async function backfillCube(
   if (phase === CubePhase.EMPTYING) {
     for (const { table, key } of CUBE_KEYS) {
       for (;;) {
+        // Only while still emptying: a run that overlaps another must not delete cells the other has filled.
         const { meta } = await d1
-          .prepare(`DELETE FROM ${table} WHERE (${key}) IN (SELECT ${key} FROM ${table} LIMIT ${ROWS_PER_DELETE})`)
+          .prepare(
+            `DELETE FROM ${table} WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = ?1)
+               AND (${key}) IN (SELECT ${key} FROM ${table} LIMIT ${ROWS_PER_DELETE})`,
+          )
+          .bind(CUBE_BACKFILL_KEY)
           .run();
         report.rowsDeleted += meta.changes;
         if (meta.changes < ROWS_PER_DELETE) break;
@@ -96,7 +101,7 @@ export async function backfillCube(
       }
     }
     // Empty, and nothing refills it while EMPTYING: ingest adds no conversation to the cube.
-    await d1.prepare(`INSERT INTO meta (key, value) VALUES (?1, 0)`).bind(CUBE_BACKFILL_KEY).run();
+    await d1.prepare(`INSERT INTO meta (key, value) VALUES (?1, 0) ON CONFLICT (key) DO NOTHING`).bind(CUBE_BACKFILL_KEY).run();
     phase = CubePhase.FILLING;
   }
 
