@@ -1,3 +1,6 @@
+/** A JSON parameter's budget: D1 caps a bound string at 2 MB, and the chunks stay well below it. */
+export const JSON_PARAM_MAX_CHARS = 900_000;
+
 /**
  * Rows for D1 as JSON array texts of at most `maxChars` characters each, in order, for statements that
  * read one JSON parameter with json_each (a bound parameter costs D1 far more than a byte of JSON, and

@@ -197,13 +197,11 @@ describe('queries crossing all three partitions agree with one database holding 
     expect(source).toBe('rollup:agg_user@1440 partitions=P1,P2,P3');
   });
 
+  /** A query of the dimension cube (wrapUpCode alone, by day). */
+  const BY_WRAP_UP_CODE = { interval: WHOLE, granularity: 'P1D', groupBy: ['wrapUpCode'], metrics: ['tHandle', 'tAcw', 'nConnected'] };
+
   it('from the dimension cube, by wrap-up code', async () => {
-    const source = await agrees({
-      interval: WHOLE,
-      granularity: 'P1D',
-      groupBy: ['wrapUpCode'],
-      metrics: ['tHandle', 'tAcw', 'nConnected'],
-    });
+    const source = await agrees(BY_WRAP_UP_CODE);
     expect(source).toBe('rollup:agg_dim@1440 partitions=P1,P2,P3');
   });
 
@@ -212,12 +210,7 @@ describe('queries crossing all three partitions agree with one database holding 
     // here, so the answer must not change, only where it comes from).
     await P2.d1.prepare(`INSERT INTO meta (key, value) VALUES ('cube:incomplete', 1)`).run();
     try {
-      const source = await agrees({
-        interval: WHOLE,
-        granularity: 'P1D',
-        groupBy: ['wrapUpCode'],
-        metrics: ['tHandle', 'tAcw', 'nConnected'],
-      });
+      const source = await agrees(BY_WRAP_UP_CODE);
       expect(source).toBe('rollup:agg_dim@1440 + raw (the dimension cube of P2 lacks earlier conversations) partitions=P1,P2,P3');
     } finally {
       await P2.d1.prepare(`DELETE FROM meta WHERE key = 'cube:incomplete'`).run();

@@ -1,4 +1,4 @@
-import { jsonChunks } from '../../db/json-chunks';
+import { JSON_PARAM_MAX_CHARS, jsonChunks } from '../../db/json-chunks';
 import type { Dimension } from '../catalog';
 import { unavailable } from '../../errors';
 import { dictionaryGuard, dictionaryIds, forgetDictionary } from '../dictionary';
@@ -35,20 +35,18 @@ export interface IngestResult {
   skippedMetrics: Record<string, number>;
 }
 
-/** D1 caps a bound string at 2 MB; JSON parameters are cut well below it. */
-const MAX_PARAM_CHARS = 900_000;
 const MAX_ATTEMPTS = 5;
 /** Distinct skipped metric names listed in an answer (a body can name thousands). */
 const MAX_SKIPPED_LISTED = 100;
 
 /** JSON array parameters of `items`. */
 export function chunkJson(items: readonly unknown[]): string[] {
-  return jsonChunks(items, MAX_PARAM_CHARS, JSON.stringify);
+  return jsonChunks(items, JSON_PARAM_MAX_CHARS, JSON.stringify);
 }
 
 /** JSON array parameters of these JSON texts. */
 export function chunkTexts(texts: readonly string[]): string[] {
-  return jsonChunks(texts, MAX_PARAM_CHARS);
+  return jsonChunks(texts, JSON_PARAM_MAX_CHARS);
 }
 
 /** One database of the analytics store (a partition, partitions.ts): its binding name and binding. */

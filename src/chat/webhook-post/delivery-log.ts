@@ -1,11 +1,11 @@
 import { and, desc, eq, gt, lt, max, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { webhookDeliveries } from '../../db/schema';
-import { jsonChunks } from '../../db/json-chunks';
+import { JSON_PARAM_MAX_CHARS, jsonChunks } from '../../db/json-chunks';
 import { CHAT_LIMITS } from '../limits';
 
-/** JSON array parameters of these rows, well under D1's 2 MB per bound string. */
-const chunkJson = (rows: readonly unknown[]) => jsonChunks(rows, 900_000, JSON.stringify);
+/** JSON array parameters of these rows. */
+const chunkJson = (rows: readonly unknown[]) => jsonChunks(rows, JSON_PARAM_MAX_CHARS, JSON.stringify);
 
 /** One request to a webhook's URL as its log keeps it (`GET /api/v1/webhooks/{id}/deliveries`). */
 export interface DeliveryEntry {
