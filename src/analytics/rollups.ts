@@ -30,6 +30,11 @@ export interface Rollup {
    * the cells where it is absent are agg_mask's rows whose presence mask lacks this bit.
    */
   cube?: { index: number };
+  /**
+   * Resolutions of `resolutions` kept with the dimension cube rather than always (CUBE_GENERATION): written
+   * only for conversations in the cube, added by its backfill, and read only while the cube is whole.
+   */
+  withCube?: readonly number[];
 }
 
 /** A metric of a packed rollup and its four columns (absent from a row: cnt = sum = 0, mn = mx = NULL). */
@@ -89,7 +94,8 @@ const USER_DIMS: [Dimension, string][] = [
  * migration. Not a rollup of its own for the planner: queries reach it through agg_user.
  */
 const USER_MORE: Rollup = {
-  ...rollup('agg_user_more', USER_DIMS, [1440, 60], { dim: 'userId', name: 'agg_user_more_by_user' }),
+  ...rollup('agg_user_more', USER_DIMS, [1440, 60, 15], { dim: 'userId', name: 'agg_user_more_by_user' }),
+  withCube: [15],
   keeps: METRICS.flatMap((m, i) =>
     m.kind !== 'calculated' && APPLIES[i]![DIMENSION_INDEX.userId] && !USER_METRICS.some((p) => p.metric === i) ? [i] : [],
   ),
@@ -105,11 +111,13 @@ export const ROLLUPS: readonly Rollup[] = [
     ['direction', 'direction'],
     ['queueId', 'queue'],
   ]),
-  // No 15-minute cells per user: they were 62% of this table's rows (the largest thing stored after
-  // the raw rows), for queries that want one agent in quarter hours, which read the raw store instead.
-  // Packed (migration 0005): 7 times fewer rows, and ingest's upsert touches each row once.
+  // Packed (migration 0005): 7 times fewer rows, and ingest's upsert touches each row once. Quarter
+  // hours per agent (a wallboard's or a schedule's interval; bench query f) are kept with the cube
+  // (migration 0018): a database from before them answers such queries from its raw rows until the
+  // backfill has added them, as it does for the cube's dimensions.
   {
-    ...rollup('agg_user', USER_DIMS, [1440, 60], { dim: 'userId', name: 'agg_user_by_user' }),
+    ...rollup('agg_user', USER_DIMS, [1440, 60, 15], { dim: 'userId', name: 'agg_user_by_user' }),
+    withCube: [15],
     packed: { metrics: USER_METRICS, more: USER_MORE, othersFrom: 'agg_queue' },
   },
 ];
@@ -143,6 +151,22 @@ export const CUBE_DIMENSIONS: readonly { dim: Dimension; index: number }[] = DIM
 export const CUBE_DIM_RESOLUTIONS = [1440, 60] as const;
 /** agg_mask's resolutions, coarsest first: its rows are few, and a 30-day read of them by hour would be 24 times more. */
 export const CUBE_MASK_RESOLUTIONS = [1440, 60] as const;
+
+/**
+ * What `conversations.in_cube` holds for a conversation the cube holds: the cube's generation. Each
+ * generation's migration marks a database holding conversations incomplete (0016: agg_dim and agg_mask;
+ * 0018: agg_user's and agg_user_more's quarter hours, Rollup.withCube), and its backfill adds every
+ * conversation of an earlier generation (or none) again, whole: no row needs rewriting in a migration.
+ */
+export const CUBE_GENERATION = 2;
+
+/** Whether reading `rollup` at `res` needs the cube whole (else the database's raw rows answer). */
+export function needsWholeCube(rollup: Rollup, res: number): boolean {
+  return rollup.cube !== undefined || (rollup.withCube?.includes(res) ?? false);
+}
+
+/** The rollups with resolutions kept with the cube (Rollup.withCube); the cube's backfill empties and fills them too. */
+export const WITH_CUBE: readonly Rollup[] = ROLLUP_TABLES.filter((r) => r.withCube !== undefined);
 
 /**
  * `meta` keys of a database whose cube lacks conversations stored before it (migration 0016 sets the

@@ -49,9 +49,10 @@ export const conversations = sqliteTable(
      */
     spanClass: integer('span_class').notNull().default(0),
     /**
-     * 1: the dimension cube holds every observation of this conversation. Read only in a database marked
-     * `cube:incomplete` (migration 0016), whose rows from before it are NULL until the cube's backfill
-     * (analytics/ingest/cube-backfill.ts) adds them; elsewhere every row is in the cube, NULL or not.
+     * The generation of the dimension cube that holds every observation of this conversation
+     * (analytics/rollups.ts CUBE_GENERATION; NULL: none). Read only in a database marked `cube:incomplete`
+     * (migrations 0016, 0018), whose rows from before are NULL or an earlier generation until the cube's
+     * backfill (analytics/ingest/cube-backfill.ts) adds them; elsewhere every row is in the cube, whatever it holds.
      */
     inCube: integer('in_cube'),
   },
@@ -153,6 +154,15 @@ export const aggUserMore = sqliteTable(
     index('agg_user_more_by_user').on(t.user, t.res, t.slot),
   ],
 );
+
+/** The rollup tables by name (analytics/rollups.ts Rollup.table), for code that finds one's keys from its name. */
+export const ROLLUP_SCHEMA = {
+  agg_media: aggMedia,
+  agg_queue: aggQueue,
+  agg_user: aggUser,
+  agg_user_more: aggUserMore,
+  agg_dim: aggDim,
+} as const;
 
 /**
  * An ingest batch inserts the number of conversations that changed since it read them; the CHECK

@@ -190,7 +190,14 @@ describe('metrics of every participant, per agent', () => {
       .bind(queue)
       .all<{ res: number; user: number; handled: number; answered: number }>();
     // Per resolution: user 0 (the agent without a userId; tAnswered of the acd participant) and the agent.
+    // Every call emits within two minutes of its hour: its quarter hour holds what its hour does.
     expect(rows.results.map((r) => [r.res, r.user === 0, r.handled, r.answered])).toEqual([
+      [15, true, 1, 2],
+      [15, true, 0, 1],
+      [15, true, 1, 2],
+      [15, false, 1, 0],
+      [15, false, 1, 0],
+      [15, false, 1, 0],
       [60, true, 1, 2],
       [60, true, 0, 1],
       [60, true, 1, 2],
@@ -265,13 +272,23 @@ describe('metrics of every participant, per agent', () => {
       { interval: DAY, granularity: 'PT1H', groupBy: ['userId', 'queueId'], metrics: ['tPark', 'tMonitoring', 'tHandle', 'nOffered'] },
     ],
     [
+      'agent quarter hours (migration 0018): packed, agg_user_more and agg_queue metrics by user',
+      { interval: DAY, granularity: 'PT15M', groupBy: ['userId'], metrics: ['tPark', 'tMonitoring', 'tHandle', 'tTalk', 'nOffered'] },
+    ],
+    [
+      'one agent, every metric (none named), by half hour from its quarter hours',
+      { interval: DAY, granularity: 'PT30M', filter: { type: 'and', predicates: [{ dimension: 'userId', value: agent }] } },
+    ],
+    [
       'one agent, every metric (none named), daily',
       { interval: DAY, granularity: 'P1D', filter: { type: 'and', predicates: [{ dimension: 'userId', value: agent }] } },
     ],
   ] as [string, AggregateQuery][]) {
     it(`answers as the reference does: ${name}`, async () => {
       const real = await queryOk(query);
-      expect(real.source).toMatch(/^rollup:agg_user@(60|1440)$/);
+      // The coarsest resolution the buckets align to: days, hours, or the quarter hours kept with the cube.
+      const res = query.granularity === 'P1D' ? 1440 : ['PT15M', 'PT30M'].includes(query.granularity!) ? 15 : 60;
+      expect(real.source).toBe(`rollup:agg_user@${res}`);
       const expected = aggregateObservations(observationsFromRecords(records), query, settings as never);
       const order = query.metrics ?? [...METRIC_INDEX.keys()];
       expect(canonicalize({ results: real.results }, order, query)).toEqual(canonicalize(expected, order, query));

@@ -130,17 +130,17 @@ describe('storage layout', () => {
       [METRIC_INDEX.get('tAnswered'), ms(3, '10:00:04.000'), 4000, user, 'q-storage'],
       [METRIC_INDEX.get('tHandle'), ms(3, '10:01:34.000'), 90000, user, 'q-storage'],
     ]);
-    // PT15M per user is not pre-aggregated: answered from the raw rows.
+    // Ten-minute buckets align to no rollup resolution: answered from the raw rows.
     const res = await queryOk({
       interval: `${t(3, '10:00:00.000')}/${t(3, '10:30:00.000')}`,
-      granularity: 'PT15M',
+      granularity: 'PT10M',
       filter: userFilter(user),
       metrics: ['tAnswered', 'tHandle'],
     });
     expect(res.source).toBe('raw');
     expect(res.results[0].data).toEqual([
       {
-        interval: `${t(3, '10:00:00.000')}/${t(3, '10:15:00.000')}`,
+        interval: `${t(3, '10:00:00.000')}/${t(3, '10:10:00.000')}`,
         metrics: [
           { metric: 'tAnswered', stats: timer(4000) },
           { metric: 'tHandle', stats: timer(90000) },
@@ -149,7 +149,7 @@ describe('storage layout', () => {
     ]);
   });
 
-  it('keeps agg_user at 60 and 1440 minutes only, and reads hours per user from it', async () => {
+  it('keeps agg_user at 15 (with the cube), 60 and 1440 minutes, and reads quarter hours and hours per user from it', async () => {
     const user = `u-${crypto.randomUUID()}`;
     await ingestOk([agentCall(4, crypto.randomUUID(), user, 'q-storage'), agentCall(4, crypto.randomUUID(), user, 'q-storage')]);
     const { results } = await env.DB.prepare(
@@ -157,7 +157,17 @@ describe('storage layout', () => {
     )
       .bind(user)
       .all<{ res: number }>();
-    expect(results.map((r) => r.res)).toEqual([60, 1440]);
+    expect(results.map((r) => r.res)).toEqual([15, 60, 1440]);
+    const quarters = await queryOk({
+      interval: `${t(4, '10:00:00.000')}/${t(4, '11:00:00.000')}`,
+      granularity: 'PT15M',
+      filter: userFilter(user),
+      metrics: ['tHandle'],
+    });
+    expect(quarters.source).toBe('rollup:agg_user@15');
+    expect(quarters.results[0].data).toEqual([
+      { interval: `${t(4, '10:00:00.000')}/${t(4, '10:15:00.000')}`, metrics: [{ metric: 'tHandle', stats: timer(90000, 90000) }] },
+    ]);
     const res = await queryOk({
       interval: `${t(4, '10:00:00.000')}/${t(4, '12:00:00.000')}`,
       granularity: 'PT1H',

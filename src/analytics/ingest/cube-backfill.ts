@@ -1,8 +1,8 @@
 import { getTableConfig } from 'drizzle-orm/sqlite-core';
-import { aggDim, aggMask } from '../../db/schema';
+import { aggDim, aggMask, ROLLUP_SCHEMA } from '../../db/schema';
 import { forgetDictionary } from '../dictionary';
 import { analyticsStore, isRetired, type Partition } from '../partitions/partitions';
-import { CUBE_BACKFILL_KEY, CUBE_INCOMPLETE_KEY } from '../rollups';
+import { CUBE_BACKFILL_KEY, CUBE_GENERATION, CUBE_INCOMPLETE_KEY, WITH_CUBE } from '../rollups';
 import { decodeObservations } from './observation-codec';
 import { CLEAR_GUARD_SQL, CubePhase } from './observations-sql';
 import { chunkJson, cubePhase, cubeStatements, guardStatements, resolveDimensions } from './observations.store';
@@ -44,16 +44,24 @@ export interface BackfillReport {
   conversationsAdded: number;
 }
 
-const CUBE_KEYS = [aggDim, aggMask].map((table) => {
+/**
+ * What the emptying phase deletes: every row of agg_dim and agg_mask, and the rows of the resolutions
+ * other rollups keep with the cube (their primary keys begin with res).
+ */
+const CUBE_PARTS = [
+  { table: aggDim, where: 'true' },
+  { table: aggMask, where: 'true' },
+  ...WITH_CUBE.map((rollup) => ({ table: ROLLUP_SCHEMA[rollup.table], where: `res IN (${rollup.withCube!.join(', ')})` })),
+].map(({ table, where }) => {
   const config = getTableConfig(table);
-  return { table: config.name, key: config.primaryKeys[0]!.columns.map((c) => c.name).join(', ') };
+  return { table: config.name, where, key: config.primaryKeys[0]!.columns.map((c) => c.name).join(', ') };
 });
 
-/** Conversations not in the cube after rowid ?1, in rowid order, at most ?2. */
+/** Conversations not in this generation's cube (?3) after rowid ?1, in rowid order, at most ?2. */
 const NEXT_CHUNK_SQL = `SELECT rowid, id, first_emit, version, hex(data) AS data FROM conversations
-           WHERE rowid > ?1 AND in_cube IS NULL ORDER BY rowid LIMIT ?2`;
-/** ?1: a JSON array of conversation ids, now in the cube. */
-const IN_CUBE_SQL = `UPDATE conversations SET in_cube = 1, version = version + 1 WHERE id IN (SELECT value FROM json_each(?1))`;
+           WHERE rowid > ?1 AND in_cube IS NOT ?3 ORDER BY rowid LIMIT ?2`;
+/** ?1: a JSON array of conversation ids, now in the cube of generation ?2. */
+const IN_CUBE_SQL = `UPDATE conversations SET in_cube = ?2, version = version + 1 WHERE id IN (SELECT value FROM json_each(?1))`;
 
 /** Backfills the cube of every marked partition that is not retired, until `budgetMs` has passed. */
 export async function backfillCubes(
@@ -85,13 +93,13 @@ export async function backfillCube(
   const report: BackfillReport = { partition: name, phase: 'emptying', rowsDeleted: 0, conversationsAdded: 0 };
 
   if (phase === CubePhase.EMPTYING) {
-    for (const { table, key } of CUBE_KEYS) {
+    for (const { table, where, key } of CUBE_PARTS) {
       for (;;) {
         // Only while still emptying: a run that overlaps another must not delete cells the other has filled.
         const { meta } = await d1
           .prepare(
             `DELETE FROM ${table} WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = ?1)
-               AND (${key}) IN (SELECT ${key} FROM ${table} LIMIT ${ROWS_PER_DELETE})`,
+               AND (${key}) IN (SELECT ${key} FROM ${table} WHERE ${where} LIMIT ${ROWS_PER_DELETE})`,
           )
           .bind(CUBE_BACKFILL_KEY)
           .run();
@@ -112,7 +120,7 @@ export async function backfillCube(
     const after = (await d1.prepare(`SELECT value FROM meta WHERE key = ?1`).bind(CUBE_BACKFILL_KEY).first<number>('value')) ?? 0;
     const { results } = await d1
       .prepare(NEXT_CHUNK_SQL)
-      .bind(after, perChunk)
+      .bind(after, perChunk, CUBE_GENERATION)
       .all<{ rowid: number; id: string; first_emit: number; version: number; data: string }>();
     const last = results.length < perChunk;
     const observations = results.flatMap((row) => decodeObservations(row.data, row.first_emit, row.id));
@@ -126,7 +134,7 @@ export async function backfillCube(
       ),
       ...cubeStatements(d1, observations, dims),
     ];
-    for (const chunk of chunkJson(results.map((row) => row.id))) statements.push(d1.prepare(IN_CUBE_SQL).bind(chunk));
+    for (const chunk of chunkJson(results.map((row) => row.id))) statements.push(d1.prepare(IN_CUBE_SQL).bind(chunk, CUBE_GENERATION));
     statements.push(
       last
         ? d1.prepare(`DELETE FROM meta WHERE key IN (?1, ?2)`).bind(CUBE_INCOMPLETE_KEY, CUBE_BACKFILL_KEY)

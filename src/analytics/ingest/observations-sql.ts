@@ -39,7 +39,7 @@ export const GUARD_SQL = `INSERT INTO ingest_guard (conflicts) SELECT
 export const CLEAR_GUARD_SQL = 'DELETE FROM ingest_guard';
 
 /**
- * New conversations (rows of insertedRow), `in_cube` ?2 (1, or NULL while a backfill's cube is emptied);
+ * New conversations (rows of insertedRow), `in_cube` ?2 (CUBE_GENERATION, or NULL while a backfill's cube is emptied);
  * fails on the primary key when another writer got there first.
  */
 export const INSERT_CONVERSATIONS_SQL = `INSERT INTO conversations (id, first_emit, last_emit, span_class, version, data, in_cube)

@@ -2,7 +2,7 @@ import { JSON_PARAM_MAX_CHARS, jsonChunks } from '../../db/json-chunks';
 import type { Dimension } from '../catalog';
 import { unavailable } from '../../errors';
 import { dictionaryGuard, dictionaryIds, forgetDictionary } from '../dictionary';
-import { CUBE_DIMENSIONS, ROLLUP_DIMENSIONS, ROLLUP_TABLES } from '../rollups';
+import { CUBE_DIMENSIONS, CUBE_GENERATION, ROLLUP_DIMENSIONS, ROLLUP_TABLES, WITH_CUBE, type Rollup } from '../rollups';
 import { CUBE_DIM_COLUMNS, CUBE_MASK_COLUMNS, cubeRows, type CubeValues } from './cube-rows';
 import {
   CLEAR_GUARD_SQL,
@@ -121,7 +121,7 @@ async function storeObservations(
 ): Promise<Omit<IngestResult, 'skippedMetrics'>> {
   for (let attempt = 1; ; attempt++) {
     const [phase, stored] = await Promise.all([cubePhase(d1), readStored(d1, [...byConversation.keys()])]);
-    // A whole cube holds every stored row, whatever its in_cube (rows from before migration 0017 are NULL).
+    // A whole cube holds every stored row, whatever its in_cube (NULL before migration 0017, 1 before 0018).
     if (phase === CubePhase.WHOLE) for (const row of stored.values()) row.inCube = true;
     const plan = planWrites(byConversation, stored, phase !== CubePhase.EMPTYING);
     if (plan.writes.length === 0) return { conversations: byConversation.size, observations: 0, duplicates: plan.duplicates };
@@ -148,7 +148,7 @@ export async function cubePhase(d1: D1Database): Promise<CubePhase> {
   return (await d1.prepare(CUBE_PHASE_SQL).first<CubePhase>('phase'))!;
 }
 
-/** The stored rows among `ids`; a row is in the cube when the cube is whole or its `in_cube` says so. */
+/** The stored rows among `ids`; a row is in the cube when the cube is whole or its `in_cube` holds this generation. */
 async function readStored(d1: D1Database, ids: string[]): Promise<Map<string, StoredConversation>> {
   const stored = new Map<string, StoredConversation>();
   for (const chunk of chunkJson(ids)) {
@@ -157,7 +157,7 @@ async function readStored(d1: D1Database, ids: string[]): Promise<Map<string, St
       .bind(chunk)
       .all<{ id: string; first_emit: number; version: number; in_cube: number | null; data: string }>();
     for (const row of results) {
-      stored.set(row.id, { firstEmit: row.first_emit, version: row.version, data: row.data, inCube: row.in_cube === 1 });
+      stored.set(row.id, { firstEmit: row.first_emit, version: row.version, data: row.data, inCube: row.in_cube === CUBE_GENERATION });
     }
   }
   return stored;
@@ -272,18 +272,15 @@ function buildStatements(d1: D1Database, plan: WritePlan, dims: ResolvedDims, ph
     ),
   );
   // While a backfill empties the cube, new conversations are left for it to add whole.
-  const inCube = phase === CubePhase.EMPTYING ? null : 1;
+  const inCube = phase === CubePhase.EMPTYING ? null : CUBE_GENERATION;
   for (const chunk of chunkTexts(created.map(insertedRow))) statements.push(d1.prepare(INSERT_CONVERSATIONS_SQL).bind(chunk, inCube));
   for (const chunk of chunkTexts(updated.map(updatedRow))) statements.push(d1.prepare(UPDATE_CONVERSATIONS_SQL).bind(chunk));
 
   statements.push(d1.prepare(SPAN_CLASSES_SQL).bind(spanClassRows(plan.writes)));
 
   for (const rollup of ROLLUP_TABLES) {
-    const chunks = rollup.packed
-      ? chunkTexts(packedRows(rollup, plan.fresh, dims.ids))
-      : chunkTexts(rollupRows(rollup, plan.fresh, dims.ids));
-    const sql = rollup.packed ? packedUpsertSql(rollup) : rollupUpsertSql(rollup);
-    for (const chunk of chunks) statements.push(d1.prepare(sql).bind(chunk));
+    const always = rollup.withCube ? rollup.resolutions.filter((res) => !rollup.withCube!.includes(res)) : rollup.resolutions;
+    statements.push(...rollupStatements(d1, rollup, plan.fresh, dims, always));
   }
   const inCubeFresh = plan.inCube === plan.fresh.length ? plan.fresh : plan.fresh.slice(0, plan.inCube);
   statements.push(...cubeStatements(d1, inCubeFresh, dims));
@@ -309,11 +306,32 @@ export function guardStatements(
   );
 }
 
-/** The upserts of agg_dim and agg_mask for these observations (`dims` resolved for them, or for a list they begin). */
+/**
+ * The upserts of the cube for these observations (`dims` resolved for them, or for a list they begin):
+ * agg_dim, agg_mask, and the resolutions of the rollups kept with it (Rollup.withCube).
+ */
 export function cubeStatements(d1: D1Database, observations: Observation[], dims: ResolvedDims): D1PreparedStatement[] {
   const cube = cubeRows(observations, dims.ids, dims.cube);
-  return [cube.dim, cube.mask].flatMap((rows, i) => {
-    const sql = rollupUpsertSql(CUBE_TABLES[i]!);
-    return chunkTexts(rows).map((chunk) => d1.prepare(sql).bind(chunk));
-  });
+  return [
+    ...[cube.dim, cube.mask].flatMap((rows, i) => {
+      const sql = rollupUpsertSql(CUBE_TABLES[i]!);
+      return chunkTexts(rows).map((chunk) => d1.prepare(sql).bind(chunk));
+    }),
+    ...WITH_CUBE.flatMap((rollup) => rollupStatements(d1, rollup, observations, dims, rollup.withCube!)),
+  ];
+}
+
+/** The upserts of one rollup at `resolutions` for these observations. */
+function rollupStatements(
+  d1: D1Database,
+  rollup: Rollup,
+  observations: Observation[],
+  dims: ResolvedDims,
+  resolutions: readonly number[],
+): D1PreparedStatement[] {
+  const rows = rollup.packed
+    ? packedRows(rollup, observations, dims.ids, resolutions)
+    : rollupRows(rollup, observations, dims.ids, resolutions);
+  const sql = rollup.packed ? packedUpsertSql(rollup) : rollupUpsertSql(rollup);
+  return chunkTexts(rows).map((chunk) => d1.prepare(sql).bind(chunk));
 }

@@ -42,14 +42,19 @@ class TupleNumbers {
 }
 
 /**
- * The cells of one rollup (not packed; only the metrics it keeps) at each of its resolutions, as the JSON texts of its upsert's
+ * The cells of one rollup (not packed; only the metrics it keeps) at each of `resolutions` (its own by default), as the JSON texts of its upsert's
  * rows: `[res, slot in widths, metric, dim ids…, sum]` for a cell holding one observation, else
  * `[…, sum, cnt, mn, max]` (D1's isolates parse every byte of it; see observations.sql.ts rollupUpsertSql). The text is
  * written directly, not through number arrays and JSON.stringify: the same bytes (values are
  * integers, sums finite). `ids` holds ROLLUP_DIMENSIONS.length dictionary ids per observation;
  * every rollup's dimensions are a prefix of those.
  */
-export function rollupRows(rollup: Rollup, observations: Observation[], ids: Int32Array): string[] {
+export function rollupRows(
+  rollup: Rollup,
+  observations: Observation[],
+  ids: Int32Array,
+  resolutions: readonly number[] = rollup.resolutions,
+): string[] {
   const n = observations.length;
   if (n === 0) return [];
   const k = rollup.dims.length;
@@ -122,10 +127,10 @@ export function rollupRows(rollup: Rollup, observations: Observation[], ids: Int
   // The finest resolution from the observations, the others (multiples of it: its slots nest in
   // theirs) from its cells, a few hundred against thousands of observations. Sums of integers are
   // exact in any order.
-  const finest = Math.min(...rollup.resolutions);
+  const finest = Math.min(...resolutions);
   const fine = [...cellsAt(finest, undefined, finest).values()];
   const texts: string[] = [];
-  for (const res of rollup.resolutions) {
+  for (const res of resolutions) {
     const cells =
       res === finest ? fine : res % finest === 0 ? cellsAt(res, fine, finest).values() : cellsAt(res, undefined, finest).values();
     for (const cell of cells) {
@@ -153,13 +158,17 @@ function keptMetrics(rollup: Rollup): Uint8Array | undefined {
  * [cnt, sum, mn, mx]. Objects, not dense arrays: a row holds a few of its 21 metrics. Observations of
  * other metrics are left out (see Rollup.packed). See observations.sql.ts packedUpsertSql.
  */
-export function packedRows(rollup: Rollup, observations: Observation[], ids: Int32Array): string[] {
+export function packedRows(
+  rollup: Rollup,
+  observations: Observation[],
+  ids: Int32Array,
+  resolutions: readonly number[] = rollup.resolutions,
+): string[] {
   const packed = rollup.packed!;
   const k = rollup.dims.length;
   const stride = ROLLUP_DIMENSIONS.length;
   const kept = new Uint8Array(Math.max(...packed.metrics.map((m) => m.metric)) + 1);
   for (const m of packed.metrics) kept[m.metric] = 1;
-  const resolutions = rollup.resolutions;
   const widths = resolutions.map((res) => res * 60_000);
   // A numeric row key: the slot number and the number of the dimension tuple.
   const tuples = new TupleNumbers(k, ids);

@@ -3,7 +3,16 @@ import { DATA_SQL, decodeObservations } from '../ingest/observation-codec';
 import type { DimValues } from '../ingest/to-observations';
 import { ANALYTICS_LIMITS } from '../limits';
 import type { Partition } from '../partitions/partitions';
-import { CUBE_INCOMPLETE_KEY, CUBE_MASK_RESOLUTIONS, maskBitSql, pickRollup, ROLLUPS, type PackedMetric, type Rollup } from '../rollups';
+import {
+  CUBE_INCOMPLETE_KEY,
+  CUBE_MASK_RESOLUTIONS,
+  maskBitSql,
+  needsWholeCube,
+  pickRollup,
+  ROLLUPS,
+  type PackedMetric,
+  type Rollup,
+} from '../rollups';
 import { SPAN_CLASS_KEY_PREFIX } from '../span-class';
 import type { Aggregation } from './aggregate';
 import { alignedTo, bucketIndex, uniformRuns, type BucketPlan, type UniformRun } from './interval';
@@ -325,8 +334,8 @@ export function rollupQuery(spec: ReadSpec, rollup: Rollup, res: number) {
   const dictionary = dims.length
     ? `(SELECT json_group_object(id, ${entry}) FROM dim_values WHERE dim IN (${dims.map((d) => `'${d.dim}'`).join(', ')}))`
     : `'{}'`;
-  // On the cube, the dictionary row says in its last column whether the cube lacks earlier conversations.
-  const flag = rollup.cube ? `(SELECT count(*) FROM meta WHERE key = '${CUBE_INCOMPLETE_KEY}')` : '0';
+  // On the cube (or a resolution kept with it), the dictionary row says in its last column whether the cube lacks earlier conversations.
+  const flag = needsWholeCube(rollup, res) ? `(SELECT count(*) FROM meta WHERE key = '${CUBE_INCOMPLETE_KEY}')` : '0';
   const sql = [`SELECT -1 AS slot, ${dictionary} AS cells, ${flag} AS packed`, ...parts.map((p) => p.sql)].join('\n    UNION ALL\n    ');
   // The same cells one per row, names joined from dim_values: the fallback when a packed value would
   // exceed SQLite's maximum string length (D1: 2 MB), e.g. a bucket with tens of thousands of agents.
@@ -534,7 +543,7 @@ async function readRollup(
       .raw<[number, string, number]>();
   } catch (err) {
     if (!tooBig(err)) throw err;
-    if (rollup.cube && (await d1.prepare(`SELECT 1 FROM meta WHERE key = ?1`).bind(CUBE_INCOMPLETE_KEY).first()) !== null)
+    if (needsWholeCube(rollup, res) && (await d1.prepare(`SELECT 1 FROM meta WHERE key = ?1`).bind(CUBE_INCOMPLETE_KEY).first()) !== null)
       return CUBE_INCOMPLETE;
     const unpacked = await d1
       .prepare(unpackedSql)
@@ -562,7 +571,7 @@ async function readRollup(
     return unpacked.length > 0;
   }
   const at = rows.findIndex((row) => row[0] === -1);
-  if (rollup.cube && rows[at]![2] > 0) return CUBE_INCOMPLETE;
+  if (needsWholeCube(rollup, res) && rows[at]![2] > 0) return CUBE_INCOMPLETE;
   const dictionary = JSON.parse(rows[at]![1]) as Record<number, string | string[]>;
   const metrics = packedMetrics.map((m) => m.metric);
   const packedStride = k + 4 * metrics.length;
