@@ -73,7 +73,7 @@ async function main(): Promise<void> {
     console.log(`  SQL alone (better-sqlite3): p50 ${t.p50.toFixed(2)} ms, p95 ${t.p95.toFixed(2)} ms`);
     console.log(`  plan:\n    ${plan.join('\n    ')}`);
   }
-  const tables = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'agg_%'`).all() as { name: string }[];
+  const tables = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'agg_*'`).all() as { name: string }[];
   for (const { name } of tables) {
     const byRes = db.prepare(`SELECT res, count(*) AS n FROM ${name} GROUP BY res`).all() as { res: number; n: number }[];
     console.log(`${name}: ${byRes.map((r) => `res ${r.res}: ${r.n} rows`).join(', ')}`);
