@@ -1,6 +1,6 @@
 import { createScheduledController, env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { backfillCube } from '../../src/analytics/ingest/cube-backfill';
+import { backfillCube, EMPTYING_DELETES_SQL } from '../../src/analytics/ingest/cube-backfill';
 import worker from '../../src/index';
 import { simulateConversations } from '../../scripts/simulator';
 import { send } from '../helpers';
@@ -153,5 +153,32 @@ describe('the dimension cube of a store from before it', () => {
     const cells = await env.DB.prepare('SELECT count(*) AS n, sum(cnt) AS c FROM agg_dim').first();
     await worker.scheduled(createScheduledController({ scheduledTime: new Date(), cron: '23 * * * *' }), env);
     expect(await env.DB.prepare('SELECT count(*) AS n, sum(cnt) AS c FROM agg_dim').first()).toEqual(cells);
+  });
+
+  it('deletes nothing for a run that read "emptying" before an overlapping run began to fill', async () => {
+    const records = [
+      ...simulateConversations({ days: 3, conversations: 200, seed: 23, end: new Date(END - HOUR) }),
+    ] as ConversationRecord[];
+    await emptied();
+    await ingestOk(records);
+    await markedAsBeforeTheCube();
+    const db = { name: 'DB', d1: env.DB };
+    // One run empties the cube and fills its first chunk.
+    let report = (await backfillCube(db, Date.now(), 50))!;
+    while (report.phase === 'emptying') report = (await backfillCube(db, Date.now(), 50))!;
+    expect(report).toMatchObject({ phase: 'filling', conversationsAdded: 50 });
+    const cubeRows = async () =>
+      Promise.all(
+        ['agg_dim', 'agg_mask', 'agg_user WHERE res = 15', 'agg_user_more WHERE res = 15'].map((t) =>
+          env.DB.prepare(`SELECT count(*) AS n FROM ${t}`).first<number>('n'),
+        ),
+      );
+    const filled = await cubeRows();
+    expect(filled.every((n) => n! > 0)).toBe(true);
+    // The other run, which read the phase before that, goes on with the deletes it planned: each deletes nothing.
+    for (const sql of EMPTYING_DELETES_SQL) expect((await env.DB.prepare(sql).bind('cube:backfill').run()).meta.changes).toBe(0);
+    expect(await cubeRows()).toEqual(filled);
+    while (report.phase !== 'whole') report = (await backfillCube(db, Date.now(), 50))!;
+    await expectAnswers(records, FROM_CUBE);
   });
 });

@@ -45,16 +45,20 @@ export interface BackfillReport {
 }
 
 /**
- * What the emptying phase deletes: every row of agg_dim and agg_mask, and the rows of the resolutions
- * other rollups keep with the cube (their primary keys begin with res).
+ * The emptying phase's DELETEs (?1: CUBE_BACKFILL_KEY), each of at most ROWS_PER_DELETE rows: every row of
+ * agg_dim and agg_mask, and the rows of the resolutions other rollups keep with the cube (Rollup.withCube).
+ * Each deletes only while the database is still emptying: a run that read the phase before an overlapping
+ * run moved on to filling must not delete the cells that one has filled.
  */
-const CUBE_PARTS = [
+export const EMPTYING_DELETES_SQL = [
   { table: aggDim, where: 'true' },
   { table: aggMask, where: 'true' },
   ...WITH_CUBE.map((rollup) => ({ table: ROLLUP_SCHEMA[rollup.table], where: `res IN (${rollup.withCube!.join(', ')})` })),
 ].map(({ table, where }) => {
   const config = getTableConfig(table);
-  return { table: config.name, where, key: config.primaryKeys[0]!.columns.map((c) => c.name).join(', ') };
+  const key = config.primaryKeys[0]!.columns.map((c) => c.name).join(', ');
+  return `DELETE FROM ${config.name} WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = ?1)
+               AND (${key}) IN (SELECT ${key} FROM ${config.name} WHERE ${where} LIMIT ${ROWS_PER_DELETE})`;
 });
 
 /** Conversations not in this generation's cube (?3) after rowid ?1, in rowid order, at most ?2. */
@@ -93,16 +97,9 @@ export async function backfillCube(
   const report: BackfillReport = { partition: name, phase: 'emptying', rowsDeleted: 0, conversationsAdded: 0 };
 
   if (phase === CubePhase.EMPTYING) {
-    for (const { table, where, key } of CUBE_PARTS) {
+    for (const sql of EMPTYING_DELETES_SQL) {
       for (;;) {
-        // Only while still emptying: a run that overlaps another must not delete cells the other has filled.
-        const { meta } = await d1
-          .prepare(
-            `DELETE FROM ${table} WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = ?1)
-               AND (${key}) IN (SELECT ${key} FROM ${table} WHERE ${where} LIMIT ${ROWS_PER_DELETE})`,
-          )
-          .bind(CUBE_BACKFILL_KEY)
-          .run();
+        const { meta } = await d1.prepare(sql).bind(CUBE_BACKFILL_KEY).run();
         report.rowsDeleted += meta.changes;
         if (meta.changes < ROWS_PER_DELETE) break;
         if (Date.now() >= deadline) return report;
