@@ -8,7 +8,7 @@ import { APPLIES, DIMENSION_INDEX, DIMENSIONS, METRICS, MULTI_VALUED, metricInde
  * resolutions, is answered from the smallest such rollup at the coarsest such resolution.
  */
 export interface Rollup {
-  table: 'agg_media' | 'agg_queue' | 'agg_user' | 'agg_user_more' | 'agg_dim';
+  table: 'agg_media' | 'agg_queue' | 'agg_user' | 'agg_user_more' | 'agg_dim' | 'agg_proj';
   /** Dimensions kept, with the column holding each one's dictionary id (0 = absent). */
   dims: readonly { dim: Dimension; column: string; index: number }[];
   /** Slot widths kept, in minutes, coarsest first (RESOLUTIONS_MINUTES, minus or plus a few). */
@@ -30,6 +30,8 @@ export interface Rollup {
    * the cells where it is absent are agg_mask's rows whose presence mask lacks this bit.
    */
   cube?: { index: number };
+  /** Set for a declared projection's share of agg_proj (PROJECTIONS): its rows with `proj` = this position. */
+  projection?: { index: number };
   /**
    * Resolutions of `resolutions` kept with the dimension cube rather than always (CUBE_GENERATION): written
    * only for conversations in the cube, added by its backfill, and read only while the cube is whole.
@@ -155,10 +157,10 @@ export const CUBE_MASK_RESOLUTIONS = [1440, 60] as const;
 /**
  * What `conversations.in_cube` holds for a conversation the cube holds: the cube's generation. Each
  * generation's migration marks a database holding conversations incomplete (0016: agg_dim and agg_mask;
- * 0018: agg_user's and agg_user_more's quarter hours, Rollup.withCube), and its backfill adds every
+ * 0018: agg_user's and agg_user_more's quarter hours, Rollup.withCube; 0019: agg_proj, PROJECTIONS), and its backfill adds every
  * conversation of an earlier generation (or none) again, whole: no row needs rewriting in a migration.
  */
-export const CUBE_GENERATION = 2;
+export const CUBE_GENERATION = 3;
 
 /** Whether reading `rollup` at `res` needs the cube whole (else the database's raw rows answer). */
 export function needsWholeCube(rollup: Rollup, res: number): boolean {
@@ -195,8 +197,43 @@ const CUBE_ROLLUPS: readonly Rollup[] = CUBE_DIMENSIONS.map(({ dim, index }) => 
   cube: { index },
 }));
 
-/** What the planner may pick, smallest first: the rollups, then one dimension's share of the cube. */
-const PLANNED: readonly Rollup[] = [...ROLLUPS, ...CUBE_ROLLUPS];
+/**
+ * Declared projections (ClickHouse's term): combinations of dimensions that reports group and filter by
+ * together, each kept with the cube in agg_proj as cells per (day or hour, metric, mediaType, the tuple
+ * of its dimensions' ids), 0 where a dimension is absent, a multi-valued one's id that of its whole list
+ * (as in agg_dim). A query whose dimensions are all in one of them (and mediaType) and that no smaller
+ * rollup answers reads it. Every observation is in every projection, so each costs bytes and ingest time
+ * (bench/FINDINGS.md); declare what the reports need. Adding one: an entry here, CUBE_GENERATION + 1, and
+ * a custom migration that marks the cube incomplete as 0019 does (the backfill then fills it). At most
+ * PROJECTION_WIDTH dimensions each; the position is stored, so append only (or empty agg_proj when changing).
+ */
+export const PROJECTIONS: readonly (readonly Dimension[])[] = [
+  // Skills requested by team (bench query g): a multi-valued dimension beside another.
+  ['requestedRoutingSkillId', 'teamId'],
+  // Queues by routing, team and wrap-up (bench query h: usedRouting and (teamId or wrapUpCode) by queueId).
+  ['queueId', 'usedRouting', 'teamId', 'wrapUpCode'],
+];
+
+/** agg_proj's value columns: v0…v3. */
+export const PROJECTION_WIDTH = 4;
+
+export const PROJECTION_ROLLUPS: readonly Rollup[] = PROJECTIONS.map((dims, index) => {
+  if (dims.length > PROJECTION_WIDTH || dims.some((d) => UNBOUNDED[DIMENSION_INDEX[d]] || d === 'mediaType'))
+    throw new Error(`rollups: projection ${index} must name at most ${PROJECTION_WIDTH} bounded dimensions besides mediaType`);
+  return {
+    table: 'agg_proj',
+    dims: [
+      { dim: 'mediaType', column: 'media', index: DIMENSION_INDEX.mediaType },
+      ...dims.map((dim, k) => ({ dim, column: `v${k}`, index: DIMENSION_INDEX[dim] })),
+    ],
+    resolutions: CUBE_DIM_RESOLUTIONS,
+    withCube: CUBE_DIM_RESOLUTIONS,
+    projection: { index },
+  };
+});
+
+/** What the planner may pick, smallest first: the rollups, one dimension's share of the cube, then the projections. */
+const PLANNED: readonly Rollup[] = [...ROLLUPS, ...CUBE_ROLLUPS, ...PROJECTION_ROLLUPS];
 
 /**
  * Whether `rollup` holds every cell of these metrics (undefined = all) that a query needs: a packed

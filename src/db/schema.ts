@@ -106,6 +106,24 @@ export const aggMask = sqliteTable('agg_mask', { ...cellColumns, m0: integer('m0
   primaryKey({ columns: [t.res, t.slot, t.metric, t.media, t.m0, t.m1] }),
 ]);
 
+/**
+ * Declared projections (analytics/rollups.ts PROJECTIONS; migration 0019, WITHOUT ROWID by hand): cells per
+ * (projection position, resolution, slot, metric, mediaType, the ids of its dimensions v0…v3, 0 where absent
+ * or beyond its width), keyed projection first so one projection's slots are one range.
+ */
+export const aggProj = sqliteTable(
+  'agg_proj',
+  {
+    proj: integer('proj').notNull(),
+    ...cellColumns,
+    v0: integer('v0').notNull(),
+    v1: integer('v1').notNull(),
+    v2: integer('v2').notNull(),
+    v3: integer('v3').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.proj, t.res, t.slot, t.metric, t.media, t.v0, t.v1, t.v2, t.v3] })],
+);
+
 export const aggQueue = sqliteTable(
   'agg_queue',
   { ...cellColumns, direction: integer('direction').notNull(), queue: integer('queue').notNull() },
@@ -162,6 +180,7 @@ export const ROLLUP_SCHEMA = {
   agg_user: aggUser,
   agg_user_more: aggUserMore,
   agg_dim: aggDim,
+  agg_proj: aggProj,
 } as const;
 
 /**

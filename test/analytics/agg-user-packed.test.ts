@@ -37,7 +37,7 @@ describe('the packed upsert, through D1', () => {
       name: string;
       sql: string;
     }>();
-    expect(results.map((r) => r.name)).toEqual(['agg_dim', 'agg_mask', 'agg_media', 'agg_queue', 'agg_user', 'agg_user_more']);
+    expect(results.map((r) => r.name)).toEqual(['agg_dim', 'agg_mask', 'agg_media', 'agg_proj', 'agg_queue', 'agg_user', 'agg_user_more']);
     for (const r of results) expect(r.sql).toMatch(/WITHOUT ROWID\s*$/);
   });
 

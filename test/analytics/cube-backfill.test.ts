@@ -36,8 +36,11 @@ const QUERIES: AggregateQuery[] = [
   },
   // Agent quarter hours, kept with the cube since migration 0018: packed, agg_user_more's and agg_queue's metrics.
   { interval, granularity: 'PT15M', groupBy: ['userId'], metrics: ['tHandle', 'tTalk', 'tMonitoring', 'nConversations', 'nOffered'] },
+  // Declared projections, kept with the cube since migration 0019.
+  { interval, granularity: 'PT1H', groupBy: ['requestedRoutingSkillId', 'teamId'], metrics: ['nOffered', 'tAnswered', 'tHandle'] },
+  { interval, granularity: 'P1D', groupBy: ['queueId', 'wrapUpCode'], metrics: ['tHandle', 'tAcw'] },
 ] as AggregateQuery[];
-const FROM_CUBE = /^rollup:(agg_dim@(1440|60)|agg_user@15)$/;
+const FROM_CUBE = /^rollup:(agg_dim@(1440|60)|agg_user@15|agg_proj@(1440|60))$/;
 const RAW = 'raw (the dimension cube lacks earlier conversations)';
 
 /** The record without its last participant: its observations arrive later, with the whole record. */
@@ -46,21 +49,21 @@ function withoutLastParticipant(record: ConversationRecord): ConversationRecord 
 }
 
 /**
- * A marked store as migration 0018 leaves one: rows from before migration 0017 (in_cube NULL) and rows of
- * the cube's first generation (1), which lacked agg_user's quarter hours.
+ * A marked store as migration 0019 leaves one: rows from before migration 0017 (in_cube NULL) and rows of
+ * earlier generations of the cube (1: no quarter hours per agent; 2: no projections).
  */
 async function markedAsBeforeTheCube(): Promise<void> {
-  const migration = env.TEST_MIGRATIONS.find((m) => m.name.startsWith('0018_'))!.queries;
+  const migration = env.TEST_MIGRATIONS.find((m) => m.name.startsWith('0019_'))!.queries.filter((q) => q.includes('`meta`'));
   // What the cube holds stays: cells of ingests since 0016, which the backfill must not count twice.
   await env.DB.batch([
-    env.DB.prepare('UPDATE conversations SET in_cube = CASE WHEN rowid % 2 = 0 THEN 1 END'),
+    env.DB.prepare('UPDATE conversations SET in_cube = CASE rowid % 3 WHEN 1 THEN 1 WHEN 2 THEN 2 END'),
     ...migration.map((q) => env.DB.prepare(q)),
   ]);
 }
 
 /** The analytics tables emptied (the tests of this file share one database). */
 async function emptied(): Promise<void> {
-  const tables = ['conversations', 'agg_dim', 'agg_mask', 'agg_media', 'agg_queue', 'agg_user', 'agg_user_more'];
+  const tables = ['conversations', 'agg_dim', 'agg_mask', 'agg_proj', 'agg_media', 'agg_queue', 'agg_user', 'agg_user_more'];
   await env.DB.batch(tables.map((t) => env.DB.prepare(`DELETE FROM ${t}`)));
 }
 
@@ -129,7 +132,7 @@ describe('the dimension cube of a store from before it', () => {
     // Every conversation stored before FILLING was added once: the early 300 and the 100 sent while emptying.
     expect(added).toBe(400);
     expect(await metaKeys()).toEqual([]);
-    expect(await env.DB.prepare('SELECT count(*) AS n FROM conversations WHERE in_cube IS NOT 2').first('n')).toBe(0);
+    expect(await env.DB.prepare('SELECT count(*) AS n FROM conversations WHERE in_cube IS NOT 3').first('n')).toBe(0);
     expect(await step()).toBeUndefined();
     await expectAnswers([...early, ...late], FROM_CUBE);
 
@@ -169,7 +172,7 @@ describe('the dimension cube of a store from before it', () => {
     expect(report).toMatchObject({ phase: 'filling', conversationsAdded: 50 });
     const cubeRows = async () =>
       Promise.all(
-        ['agg_dim', 'agg_mask', 'agg_user WHERE res = 15', 'agg_user_more WHERE res = 15'].map((t) =>
+        ['agg_dim', 'agg_mask', 'agg_proj', 'agg_user WHERE res = 15', 'agg_user_more WHERE res = 15'].map((t) =>
           env.DB.prepare(`SELECT count(*) AS n FROM ${t}`).first<number>('n'),
         ),
       );

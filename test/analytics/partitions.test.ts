@@ -217,11 +217,11 @@ describe('queries crossing all three partitions agree with one database holding 
     }
   });
 
-  it('from the raw rows, by wrap-up code and queue (no rollup keeps both)', async () => {
+  it('from the raw rows, by wrap-up code and agent (no rollup or projection keeps both)', async () => {
     const source = await agrees({
       interval: WHOLE,
       granularity: 'P1D',
-      groupBy: ['wrapUpCode', 'queueId'],
+      groupBy: ['wrapUpCode', 'userId'],
       metrics: ['tHandle', 'tAcw', 'nConnected'],
     });
     expect(source).toBe('raw partitions=P1,P2,P3');
@@ -269,7 +269,7 @@ describe('queries crossing all three partitions agree with one database holding 
   });
 
   it('bounds raw reads for the whole query, not per partition', async () => {
-    const query = aggregateQuerySchema.parse({ interval: WHOLE, granularity: 'P1D', groupBy: ['wrapUpCode', 'queueId'] });
+    const query = aggregateQuerySchema.parse({ interval: WHOLE, granularity: 'P1D', groupBy: ['wrapUpCode', 'userId'] });
     const { spec, read } = prepareQuery(query);
     const largest = Math.max(...(await Promise.all([P1, P2, P3].map(async (p) => (await ids(p.d1)).length))));
     const live = readablePartitions(store, Date.now());

@@ -104,14 +104,14 @@ describe('raw reads are bounded in conversations', () => {
     const copies = Math.ceil((ANALYTICS_LIMITS.maxRawConversations + 1) / records.length);
     expect(await copyConversations(copies, BULK_SHIFT, '-bulk-')).toBe(copies * records.length);
     const bulk = `${iso(END + BULK_SHIFT - DAYS * DAY)}/${iso(END + BULK_SHIFT)}`;
-    // No rollup keeps wrapUpCode with queueId: the raw rows are read.
-    const res = await query({ interval: bulk, groupBy: ['wrapUpCode', 'queueId'], metrics: ['tHandle'] });
+    // No rollup or projection keeps wrapUpCode with userId: the raw rows are read.
+    const res = await query({ interval: bulk, groupBy: ['wrapUpCode', 'userId'], metrics: ['tHandle'] });
     expectError(res, 413, 'payload.too.large');
     expect(res.body.message).toContain(`more than ${ANALYTICS_LIMITS.maxRawConversations.toLocaleString('en-US')} conversations`);
     expect(res.body.message).toContain('Narrow the query');
 
     const hour = `${iso(END + BULK_SHIFT - DAY)}/${iso(END + BULK_SHIFT - DAY + 3_600_000)}`;
-    const narrow = await queryOk({ interval: hour, groupBy: ['wrapUpCode', 'queueId'], metrics: ['tHandle'] });
+    const narrow = await queryOk({ interval: hour, groupBy: ['wrapUpCode', 'userId'], metrics: ['tHandle'] });
     expect(narrow.source).toBe('raw');
     expect(narrow.results.length).toBeGreaterThan(0);
   });
@@ -142,7 +142,7 @@ describe('raw reads are bounded in bytes', () => {
       .run();
     expect(rows).toBeLessThan(ANALYTICS_LIMITS.maxRawConversations);
 
-    const res = await query({ interval: fatDay, granularity: 'P1D', groupBy: ['wrapUpCode', 'queueId'], metrics: ['tHandle'] });
+    const res = await query({ interval: fatDay, granularity: 'P1D', groupBy: ['wrapUpCode', 'userId'], metrics: ['tHandle'] });
     expectError(res, 413, 'payload.too.large');
     expect(res.body).toMatchObject({
       status: 413,

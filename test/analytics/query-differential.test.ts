@@ -8,7 +8,7 @@ import {
   NUMERIC,
   type Dimension,
 } from '../../src/analytics/catalog';
-import { CUBE_DIMENSIONS } from '../../src/analytics/rollups';
+import { CUBE_DIMENSIONS, PROJECTIONS } from '../../src/analytics/rollups';
 import { simulateConversations } from '../../scripts/simulator';
 import { send } from '../helpers';
 import {
@@ -31,6 +31,7 @@ import { ingestOk, queryOk, SERVICE_LEVEL } from './analytics-api';
 const SEED = Number((import.meta as unknown as { env: Record<string, string | undefined> }).env.DIFF_SEED ?? 20261121);
 const QUERIES = 240;
 const CUBE_QUERIES = 160;
+const PROJECTION_QUERIES = 80;
 const END = Date.parse('2011-05-04T00:00:00.000Z');
 const DAYS = 3;
 const HOUR = 3_600_000;
@@ -200,6 +201,45 @@ function randomCubeQuery(rand: () => number): { query: AggregateQuery; dimension
   return { query, dimension };
 }
 
+/**
+ * A query over two or more dimensions of one declared projection (rollups.ts PROJECTIONS), each grouped or
+ * filtered (matches, exists, notExists, in `and`, `or` and clauses), so no smaller rollup answers it.
+ */
+function randomProjectionQuery(rand: () => number): { query: AggregateQuery; projection: number } {
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)]!;
+  const projection = Math.floor(rand() * PROJECTIONS.length);
+  const own = [...PROJECTIONS[projection]!].sort(() => rand() - 0.5);
+  const dims = own.slice(0, 2 + Math.floor(rand() * (own.length - 1)));
+  const granularity = pick([undefined, 'PT1H', 'PT6H', 'P1D']);
+  const unit = { PT1H: HOUR, PT6H: 6 * HOUR, P1D: 24 * HOUR }[granularity ?? 'PT1H']!;
+  const hours = DAYS * 24;
+  const startHour = granularity === 'P1D' ? 24 * Math.floor(rand() * DAYS) : Math.floor(rand() * hours);
+  const units = 1 + Math.floor(rand() * Math.max(1, Math.floor(((hours - startHour) * HOUR) / unit)));
+  const start = END - hours * HOUR + startHour * HOUR;
+  const query: AggregateQuery = { interval: `${new Date(start).toISOString()}/${new Date(start + units * unit).toISOString()}` };
+  if (granularity) query.granularity = granularity;
+  const grouped = dims.filter((d) => GROUP_BY_DIMENSIONS.includes(d) && rand() < 0.6);
+  if (grouped.length > 0) query.groupBy = rand() < 0.2 ? ['mediaType', ...grouped] : grouped;
+  if (grouped.some((d) => MULTI_VALUED[DIMENSION_INDEX[d]]) && rand() < 0.5) query.flattenMultivaluedDimensions = rand() < 0.5;
+  if (rand() < 0.85) query.metrics = [...METRIC_NAMES].sort(() => rand() - 0.5).slice(0, 1 + Math.floor(rand() * 6));
+  const predicate = (dimension: Dimension): Predicate => {
+    const op = rand();
+    if (op < 0.15) return { dimension, operator: 'exists' };
+    if (op < 0.25) return { dimension, operator: 'notExists' };
+    return { dimension, value: rand() < 0.9 ? pick(valuePool.get(dimension) ?? ['none']) : 'no-such-value' };
+  };
+  const filtered = dims.filter((d) => !grouped.includes(d) || rand() < 0.3);
+  if (filtered.length > 0) {
+    query.filter = { type: rand() < 0.6 ? 'and' : 'or', predicates: filtered.map(predicate) };
+    if (filtered.length > 1 && rand() < 0.4) {
+      // h's shape: one dimension required, an `or` over the others.
+      const [first, ...rest] = filtered;
+      query.filter = { type: 'and', predicates: [predicate(first!)], clauses: [{ type: 'or', predicates: rest.map(predicate) }] };
+    }
+  }
+  return { query, projection };
+}
+
 const TIMERS = METRIC_NAMES.filter((m) => m.startsWith('t'));
 const OBSERVED = METRIC_NAMES.filter((m) => m !== 'oServiceLevel');
 
@@ -256,5 +296,26 @@ describe('the aggregate query against the reference aggregator', () => {
     // Days and hours of the cube both answered.
     expect(resolutions.size).toBe(2);
     expect(nonEmpty).toBeGreaterThan(CUBE_QUERIES / 2);
+  });
+
+  it(`agrees on ${PROJECTION_QUERIES} random queries of the declared projections, every one read from them (seed ${SEED})`, async () => {
+    const settings = (await send('GET', SERVICE_LEVEL)).body;
+    const rand = mulberry32(SEED + 2);
+    const seen = new Set<string>();
+    let nonEmpty = 0;
+    for (let i = 0; i < PROJECTION_QUERIES; i++) {
+      const { query, projection } = randomProjectionQuery(rand);
+      const real = await queryOk(query);
+      const label = `projection query #${i} (seed ${SEED}): ${JSON.stringify(query)}`;
+      expect(real.source, label).toMatch(/^rollup:agg_proj@(1440|60)$/);
+      seen.add(`${projection} ${real.source}`);
+      const expected = aggregateObservations(observations, query, settings);
+      if (expected.results.length > 0) nonEmpty++;
+      const order = query.metrics ?? METRIC_NAMES;
+      expect(canonicalize({ results: real.results }, order, query), label).toEqual(canonicalize(expected, order, query));
+    }
+    // Every projection, by days and by hours.
+    expect(seen.size).toBe(2 * PROJECTIONS.length);
+    expect(nonEmpty).toBeGreaterThan(PROJECTION_QUERIES / 3);
   });
 });

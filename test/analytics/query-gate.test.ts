@@ -14,8 +14,8 @@ import { ingestOk, query } from './analytics-api';
 
 const END = Date.parse('2017-05-20T00:00:00.000Z');
 const interval = `${new Date(END - 8 * 86_400_000).toISOString()}/${new Date(END).toISOString()}`;
-/** No rollup keeps wrapUpCode with queueId: the raw path, reading every conversation of the 8 days. */
-const rawQuery = { interval, groupBy: ['wrapUpCode', 'queueId'], metrics: ['tHandle', 'nOffered'] };
+/** No rollup or projection keeps wrapUpCode with userId: the raw path, reading every conversation of the 8 days. */
+const rawQuery = { interval, groupBy: ['wrapUpCode', 'userId'], metrics: ['tHandle', 'nOffered'] };
 /** queueId at whole days: a rollup answers it. */
 const rollupQuery = { interval, granularity: 'P1D', groupBy: ['queueId'], metrics: ['nOffered'] };
 

@@ -104,25 +104,25 @@ describe('span classes bound the raw scan', () => {
   it('the outlier is still found by queries that overlap either end of it', async () => {
     const early = await queryOk({
       interval: '1970-12-31T00:00:00.000Z/1971-01-02T00:00:00.000Z',
-      groupBy: ['wrapUpCode', 'queueId'],
+      groupBy: ['wrapUpCode', 'userId'],
       metrics: ['tTalk', 'tHandle'],
     });
     expect(early.source).toBe('raw');
     expect(early.results).toEqual([
       {
-        group: { mediaType: 'voice', queueId: 'q-far', wrapUpCode: 'far' },
+        group: { mediaType: 'voice', userId: 'u-far', wrapUpCode: 'far' },
         data: [{ interval: '1970-12-31T00:00:00.000Z/1971-01-02T00:00:00.000Z', metrics: [{ metric: 'tTalk', stats: timer(1000) }] }],
       },
     ]);
     const late = await queryOk({
       interval: '2999-12-31T00:00:00.000Z/3000-01-01T00:00:00.000Z',
-      groupBy: ['wrapUpCode', 'queueId'],
+      groupBy: ['wrapUpCode', 'userId'],
       metrics: ['tHandle'],
     });
     expect(late.source).toBe('raw');
     expect(late.results).toEqual([
       {
-        group: { mediaType: 'voice', queueId: 'q-far', wrapUpCode: 'far' },
+        group: { mediaType: 'voice', userId: 'u-far', wrapUpCode: 'far' },
         data: [{ interval: '2999-12-31T00:00:00.000Z/3000-01-01T00:00:00.000Z', metrics: [{ metric: 'tHandle', stats: timer(2000) }] }],
       },
     ]);
@@ -132,7 +132,7 @@ describe('span classes bound the raw scan', () => {
     const query: AggregateQuery = {
       interval: `${new Date(END - 7 * HOUR).toISOString()}/${new Date(END - HOUR).toISOString()}`,
       granularity: 'PT1H',
-      groupBy: ['wrapUpCode', 'queueId'],
+      groupBy: ['wrapUpCode', 'userId'],
     };
     const real = await queryOk(query);
     expect(real.source).toBe('raw');

@@ -1,5 +1,5 @@
 import { getTableConfig } from 'drizzle-orm/sqlite-core';
-import { aggDim, aggMask, ROLLUP_SCHEMA } from '../../db/schema';
+import { aggDim, aggMask, aggProj, ROLLUP_SCHEMA } from '../../db/schema';
 import { forgetDictionary } from '../dictionary';
 import { analyticsStore, isRetired, type Partition } from '../partitions/partitions';
 import { CUBE_BACKFILL_KEY, CUBE_GENERATION, CUBE_INCOMPLETE_KEY, WITH_CUBE } from '../rollups';
@@ -46,13 +46,14 @@ export interface BackfillReport {
 
 /**
  * The emptying phase's DELETEs (?1: CUBE_BACKFILL_KEY), each of at most ROWS_PER_DELETE rows: every row of
- * agg_dim and agg_mask, and the rows of the resolutions other rollups keep with the cube (Rollup.withCube).
+ * agg_dim, agg_mask and agg_proj, and the rows of the resolutions other rollups keep with the cube (Rollup.withCube).
  * Each deletes only while the database is still emptying: a run that read the phase before an overlapping
  * run moved on to filling must not delete the cells that one has filled.
  */
 export const EMPTYING_DELETES_SQL = [
   { table: aggDim, where: 'true' },
   { table: aggMask, where: 'true' },
+  { table: aggProj, where: 'true' },
   ...WITH_CUBE.map((rollup) => ({ table: ROLLUP_SCHEMA[rollup.table], where: `res IN (${rollup.withCube!.join(', ')})` })),
 ].map(({ table, where }) => {
   const config = getTableConfig(table);

@@ -4,6 +4,7 @@ import { unavailable } from '../../errors';
 import { dictionaryGuard, dictionaryIds, forgetDictionary } from '../dictionary';
 import { CUBE_DIMENSIONS, CUBE_GENERATION, ROLLUP_DIMENSIONS, ROLLUP_TABLES, WITH_CUBE, type Rollup } from '../rollups';
 import { CUBE_DIM_COLUMNS, CUBE_MASK_COLUMNS, cubeRows, type CubeValues } from './cube-rows';
+import { PROJECTION_COLUMNS, projectionRows } from './projection-rows';
 import {
   CLEAR_GUARD_SQL,
   CUBE_PHASE_SQL,
@@ -308,7 +309,7 @@ export function guardStatements(
 
 /**
  * The upserts of the cube for these observations (`dims` resolved for them, or for a list they begin):
- * agg_dim, agg_mask, and the resolutions of the rollups kept with it (Rollup.withCube).
+ * agg_dim, agg_mask, the resolutions of the rollups kept with it (Rollup.withCube) and the declared projections.
  */
 export function cubeStatements(d1: D1Database, observations: Observation[], dims: ResolvedDims): D1PreparedStatement[] {
   const cube = cubeRows(observations, dims.ids, dims.cube);
@@ -318,8 +319,13 @@ export function cubeStatements(d1: D1Database, observations: Observation[], dims
       return chunkTexts(rows).map((chunk) => d1.prepare(sql).bind(chunk));
     }),
     ...WITH_CUBE.flatMap((rollup) => rollupStatements(d1, rollup, observations, dims, rollup.withCube!)),
+    ...projectionRows(observations, dims.ids, dims.cube).flatMap((rows) =>
+      chunkTexts(rows).map((chunk) => d1.prepare(PROJECTION_UPSERT_SQL).bind(chunk)),
+    ),
   ];
 }
+
+const PROJECTION_UPSERT_SQL = rollupUpsertSql({ table: 'agg_proj', dims: PROJECTION_COLUMNS.map((column) => ({ column })) });
 
 /** The upserts of one rollup at `resolutions` for these observations. */
 function rollupStatements(

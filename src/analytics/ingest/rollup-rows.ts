@@ -46,19 +46,19 @@ class TupleNumbers {
  * rows: `[res, slot in widths, metric, dim ids…, sum]` for a cell holding one observation, else
  * `[…, sum, cnt, mn, max]` (D1's isolates parse every byte of it; see observations.sql.ts rollupUpsertSql). The text is
  * written directly, not through number arrays and JSON.stringify: the same bytes (values are
- * integers, sums finite). `ids` holds ROLLUP_DIMENSIONS.length dictionary ids per observation;
- * every rollup's dimensions are a prefix of those.
+ * integers, sums finite). `ids` holds `stride` dictionary ids per observation (ROLLUP_DIMENSIONS.length
+ * by default); the rollup's dimensions are a prefix of those.
  */
 export function rollupRows(
-  rollup: Rollup,
+  rollup: Pick<Rollup, 'resolutions' | 'keeps'> & { dims: readonly unknown[] },
   observations: Observation[],
   ids: Int32Array,
   resolutions: readonly number[] = rollup.resolutions,
+  stride: number = ROLLUP_DIMENSIONS.length,
 ): string[] {
   const n = observations.length;
   if (n === 0) return [];
   const k = rollup.dims.length;
-  const stride = ROLLUP_DIMENSIONS.length;
   // A series is a (dimension tuple, metric); numbered densely, so a cell's key, series × slots in
   // the batch's span + slot, stays a small integer for any real batch (see TupleNumbers).
   const tuples = new TupleNumbers(k, ids);
@@ -144,7 +144,7 @@ export function rollupRows(
 }
 
 /** Metric index -> 1 for the metrics a rollup keeps; undefined when it keeps every one. */
-function keptMetrics(rollup: Rollup): Uint8Array | undefined {
+function keptMetrics(rollup: Pick<Rollup, 'keeps'>): Uint8Array | undefined {
   if (!rollup.keeps) return undefined;
   const kept = new Uint8Array(256);
   for (const m of rollup.keeps) kept[m] = 1;

@@ -1,5 +1,5 @@
 import { getTableConfig, type SQLiteTable } from 'drizzle-orm/sqlite-core';
-import { aggDim, aggMask, aggMedia, aggQueue, aggUser, aggUserMore } from '../../db/schema';
+import { aggDim, aggMask, aggMedia, aggProj, aggQueue, aggUser, aggUserMore } from '../../db/schema';
 import { SPAN_CLASS_KEY_PREFIX } from '../span-class';
 import { analyticsStore, isRetired, type Partition } from './partitions';
 
@@ -20,7 +20,7 @@ const BUDGET_MS = 5 * 60_000;
 /** Rowid tables deleted by rowid; WITHOUT ROWID rollups by their primary key (from the Drizzle schema). */
 const TABLES: { table: string; key: string[] }[] = [
   { table: 'conversations', key: ['rowid'] },
-  ...[aggMedia, aggQueue, aggUser, aggUserMore, aggDim, aggMask].map(withoutRowid),
+  ...[aggMedia, aggQueue, aggUser, aggUserMore, aggDim, aggMask, aggProj].map(withoutRowid),
   { table: 'dim_values', key: ['rowid'] },
   { table: 'ingest_guard', key: ['rowid'] },
 ];

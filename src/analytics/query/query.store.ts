@@ -382,7 +382,11 @@ function fixedDims(spec: ReadSpec, rollup: Rollup): Rollup['dims'][number][] {
 function scan(read: Read, rollup: Rollup, metricListed: boolean): { from: string; where: string[]; chunk: string } {
   const { spec, res } = read;
   const fixed = fixedDims(spec, rollup);
-  const where = rollup.cube ? [`dim = ${rollup.cube.index}`, `res = ${res}`] : [`res = ${res}`];
+  const where = rollup.cube
+    ? [`dim = ${rollup.cube.index}`, `res = ${res}`]
+    : rollup.projection
+      ? [`proj = ${rollup.projection.index}`, `res = ${res}`]
+      : [`res = ${res}`];
   // Chunks follow the primary key (res, slot, metric, …), so SQLite groups them without sorting;
   // agg_media holds few cells per slot, the others many. A packed row holds up to 84 values: chunks
   // of (slot, media, direction) keep each JSON value well below D1's 2 MB.
@@ -394,7 +398,7 @@ function scan(read: Read, rollup: Rollup, metricListed: boolean): { from: string
   // The cube's key is (dim, res, slot, metric, …): listed slots reach a listed metric directly, so a
   // query of 4 metrics reads their cells, not those of the ~40 others stored by the same hours.
   const keyReachesPushdown =
-    (metricListed && rollup.cube !== undefined) ||
+    (metricListed && (rollup.cube !== undefined || rollup.projection !== undefined)) ||
     ((metricListed || rollup.packed !== undefined) && rollup.dims[0] !== undefined && fixed.includes(rollup.dims[0]));
   // One agent's cells: through the rollup's by-user index, always. Named, because on a WITHOUT ROWID
   // table SQLite's planner prefers walking the primary key over the whole interval (query d: 158 ms
