@@ -64,6 +64,12 @@ export function snapshotWorker(dir: string, reuse = false): { config: string[]; 
   return { config: [configPath], fresh: true, builtAt };
 }
 
+/** The rows of one SQL statement on the local database under `persistTo` (wrangler d1 execute). */
+export function queryLocal<T>(persistTo: string, sql: string): T[] {
+  const out = runWrangler(['d1', 'execute', 'DB', '--local', '--persist-to', persistTo, '--json', '--command', sql]);
+  return (JSON.parse(out) as { results: T[] }[])[0]!.results;
+}
+
 /** Applies the project's D1 migrations to the local database under `persistTo`. */
 export function migrate(persistTo: string): void {
   runWrangler(['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', persistTo]);
