@@ -121,10 +121,9 @@ async function storeObservations(
   byConversation: Map<string, Observation[]>,
 ): Promise<Omit<IngestResult, 'skippedMetrics'>> {
   for (let attempt = 1; ; attempt++) {
-    const [phase, stored] = await Promise.all([cubePhase(d1), readStored(d1, [...byConversation.keys()])]);
-    // A whole cube holds every stored row, whatever its in_cube (NULL before migration 0017, 1 before 0018).
-    if (phase === CubePhase.WHOLE) for (const row of stored.values()) row.inCube = true;
-    const plan = planWrites(byConversation, stored, phase !== CubePhase.EMPTYING);
+    const { phase, stored } = await readStored(d1, [...byConversation.keys()]);
+    // A whole cube holds every stored row, whatever its in_cube says (NULL before migration 0017, 1 or 2 before 0019).
+    const plan = planWrites(byConversation, stored, { wholeCube: phase === CubePhase.WHOLE, newInCube: phase !== CubePhase.EMPTYING });
     if (plan.writes.length === 0) return { conversations: byConversation.size, observations: 0, duplicates: plan.duplicates };
     const dims = await resolveDimensions(d1, name, plan.fresh);
     try {
@@ -149,19 +148,23 @@ export async function cubePhase(d1: D1Database): Promise<CubePhase> {
   return (await d1.prepare(CUBE_PHASE_SQL).first<CubePhase>('phase'))!;
 }
 
-/** The stored rows among `ids`; a row is in the cube when the cube is whole or its `in_cube` holds this generation. */
-async function readStored(d1: D1Database, ids: string[]): Promise<Map<string, StoredConversation>> {
+/**
+ * The stored rows among `ids` and where the database's cube stands, in one D1 request (one snapshot); a
+ * row's `inCube` says whether its `in_cube` holds this generation.
+ */
+async function readStored(d1: D1Database, ids: string[]): Promise<{ phase: CubePhase; stored: Map<string, StoredConversation> }> {
+  type Row = { id: string; first_emit: number; version: number; in_cube: number | null; data: string };
+  const [phase, ...chunks] = await d1.batch<unknown>([
+    d1.prepare(CUBE_PHASE_SQL),
+    ...chunkJson(ids).map((chunk) => d1.prepare(READ_CONVERSATIONS_SQL).bind(chunk)),
+  ]);
   const stored = new Map<string, StoredConversation>();
-  for (const chunk of chunkJson(ids)) {
-    const { results } = await d1
-      .prepare(READ_CONVERSATIONS_SQL)
-      .bind(chunk)
-      .all<{ id: string; first_emit: number; version: number; in_cube: number | null; data: string }>();
+  for (const { results } of chunks as D1Result<Row>[]) {
     for (const row of results) {
       stored.set(row.id, { firstEmit: row.first_emit, version: row.version, data: row.data, inCube: row.in_cube === CUBE_GENERATION });
     }
   }
-  return stored;
+  return { phase: (phase as D1Result<{ phase: CubePhase }>).results[0]!.phase, stored };
 }
 
 /** Per fresh observation, the dictionary ids of ROLLUP_DIMENSIONS (0 = absent) and of the cube dimensions it carries, and the ids used. */

@@ -35,13 +35,14 @@ export interface WritePlan {
 
 /**
  * What an ingest writes: for each conversation with observations not stored yet, its stored ones
- * (from `stored`, by id) and the new ones, as one new row. `newInCube`: whether the cube takes the
- * observations of conversations not stored yet. Pure: the store reads and writes.
+ * (from `stored`, by id) and the new ones, as one new row. Where the cube stands: `wholeCube`, it holds
+ * every stored conversation (whatever their `inCube`); `newInCube`, it takes the observations of
+ * conversations not stored yet. Pure: the store reads and writes.
  */
 export function planWrites(
   byConversation: Map<string, Observation[]>,
   stored: Map<string, StoredConversation>,
-  newInCube = true,
+  { wholeCube, newInCube }: { wholeCube: boolean; newInCube: boolean },
 ): WritePlan {
   const writes: ConversationWrite[] = [];
   const fresh: Observation[] = [];
@@ -61,7 +62,7 @@ export function planWrites(
       if (o.emit > lastEmit) lastEmit = o.emit;
     }
     writes.push({ id, firstEmit, lastEmit, expectedVersion: row?.version ?? 0, data: encodeObservations(all, firstEmit, id) });
-    if (row ? row.inCube : newInCube) fresh.push(...added);
+    if (row ? wholeCube || row.inCube : newInCube) fresh.push(...added);
     else outsideCube.push(...added);
   }
   const inCube = fresh.length;

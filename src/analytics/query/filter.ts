@@ -208,16 +208,19 @@ export function hasMetricPredicates(filter: Filter | undefined): boolean {
 }
 
 /**
- * When the filter is a plain conjunction of `matches` predicates, the (dimension, value) pairs it
- * requires: a store may apply them before reading (equivalent, by rule 2, to evaluating the filter).
+ * The (dimension, value) pairs of the `matches` predicates every counted observation satisfies: those at the
+ * top of a conjunctive filter (type `and`, or a lone predicate), beside whatever else it asks (other
+ * predicates, clauses), which the Aggregation still evaluates. A store may apply them before reading
+ * (equivalent, by rule 2, to evaluating them): bench query h, `usedRouting` and (`teamId` or `wrapUpCode`),
+ * reads only the cells of its `usedRouting`.
  */
-export function requiredMatches(filter: Filter | undefined): { dimension: Dimension; value: string }[] | undefined {
+export function requiredMatches(filter: Filter | undefined): { dimension: Dimension; value: string }[] {
   if (!filter) return [];
   const conjunctive = filter.type === 'and' || filter.predicates.length + filter.clauses.length <= 1;
-  if (!conjunctive || filter.clauses.length > 0) return undefined;
+  if (!conjunctive) return [];
   const out: { dimension: Dimension; value: string }[] = [];
   for (const p of filter.predicates) {
-    if (p.type !== 'dimension' || p.operator !== 'matches' || p.range !== undefined) return undefined;
+    if (p.type !== 'dimension' || p.operator !== 'matches' || p.range !== undefined) continue;
     // A multi-valued dimension matches when any element does; its stored value (the cube's) is the
     // whole list, which no equality in SQL can test: the Aggregation applies it.
     if (MULTI_VALUED[DIMENSION_INDEX[p.dimension]]) continue;
