@@ -163,12 +163,9 @@ function randomZonedQuery(rand: () => number): AggregateQuery {
  * A query that names one dimension of the dimension cube (issue 24), in groupBy or filter or both,
  * with or without mediaType, over whole hours: every one must be answered from agg_dim.
  */
-function randomCubeQuery(rand: () => number): { query: AggregateQuery; dimension: Dimension } {
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)]!;
-  // Mostly dimensions the simulated traffic carries; now and then one it never does (all absent).
-  const carried = CUBE_DIMENSIONS.map((d) => d.dim).filter((d) => valuePool.has(d));
-  const dimension = rand() < 0.9 ? pick(carried) : pick(CUBE_DIMENSIONS.map((d) => d.dim).filter((d) => !valuePool.has(d)));
-  const granularity = pick([undefined, 'PT1H', 'PT6H', 'P1D']);
+/** A query's interval and granularity in whole hours or days of the simulated traffic (what the cube and projections keep). */
+function randomWholeHours(rand: () => number): AggregateQuery {
+  const granularity = [undefined, 'PT1H', 'PT6H', 'P1D'][Math.floor(rand() * 4)];
   const unit = { PT1H: HOUR, PT6H: 6 * HOUR, P1D: 24 * HOUR }[granularity ?? 'PT1H']!;
   const hours = DAYS * 24;
   const startHour = granularity === 'P1D' ? 24 * Math.floor(rand() * DAYS) : Math.floor(rand() * hours);
@@ -176,6 +173,15 @@ function randomCubeQuery(rand: () => number): { query: AggregateQuery; dimension
   const start = END - hours * HOUR + startHour * HOUR;
   const query: AggregateQuery = { interval: `${new Date(start).toISOString()}/${new Date(start + units * unit).toISOString()}` };
   if (granularity) query.granularity = granularity;
+  return query;
+}
+
+function randomCubeQuery(rand: () => number): { query: AggregateQuery; dimension: Dimension } {
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)]!;
+  // Mostly dimensions the simulated traffic carries; now and then one it never does (all absent).
+  const carried = CUBE_DIMENSIONS.map((d) => d.dim).filter((d) => valuePool.has(d));
+  const dimension = rand() < 0.9 ? pick(carried) : pick(CUBE_DIMENSIONS.map((d) => d.dim).filter((d) => !valuePool.has(d)));
+  const query = randomWholeHours(rand);
   const groupable = GROUP_BY_DIMENSIONS.includes(dimension);
   const shape = rand();
   const grouped = groupable && shape < 0.75;
@@ -210,14 +216,7 @@ function randomProjectionQuery(rand: () => number): { query: AggregateQuery; pro
   const projection = Math.floor(rand() * PROJECTIONS.length);
   const own = [...PROJECTIONS[projection]!].sort(() => rand() - 0.5);
   const dims = own.slice(0, 2 + Math.floor(rand() * (own.length - 1)));
-  const granularity = pick([undefined, 'PT1H', 'PT6H', 'P1D']);
-  const unit = { PT1H: HOUR, PT6H: 6 * HOUR, P1D: 24 * HOUR }[granularity ?? 'PT1H']!;
-  const hours = DAYS * 24;
-  const startHour = granularity === 'P1D' ? 24 * Math.floor(rand() * DAYS) : Math.floor(rand() * hours);
-  const units = 1 + Math.floor(rand() * Math.max(1, Math.floor(((hours - startHour) * HOUR) / unit)));
-  const start = END - hours * HOUR + startHour * HOUR;
-  const query: AggregateQuery = { interval: `${new Date(start).toISOString()}/${new Date(start + units * unit).toISOString()}` };
-  if (granularity) query.granularity = granularity;
+  const query = randomWholeHours(rand);
   const grouped = dims.filter((d) => GROUP_BY_DIMENSIONS.includes(d) && rand() < 0.6);
   if (grouped.length > 0) query.groupBy = rand() < 0.2 ? ['mediaType', ...grouped] : grouped;
   if (grouped.some((d) => MULTI_VALUED[DIMENSION_INDEX[d]]) && rand() < 0.5) query.flattenMultivaluedDimensions = rand() < 0.5;
