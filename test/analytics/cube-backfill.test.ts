@@ -62,6 +62,15 @@ async function markedAsBeforeTheCube(): Promise<void> {
   ]);
 }
 
+/** 200 simulated conversations ingested into emptied tables, then the store marked as before the cube. */
+async function storedThenMarked(seed: number): Promise<ConversationRecord[]> {
+  const records = [...simulateConversations({ days: 3, conversations: 200, seed, end: new Date(END - HOUR) })] as ConversationRecord[];
+  await emptied();
+  await ingestOk(records);
+  await markedAsBeforeTheCube();
+  return records;
+}
+
 /** The analytics tables emptied (the tests of this file share one database). */
 async function emptied(): Promise<void> {
   const tables = ['conversations', 'agg_dim', 'agg_mask', 'agg_proj', 'agg_media', 'agg_queue', 'agg_user', 'agg_user_more'];
@@ -151,12 +160,7 @@ describe('the dimension cube of a store from before it', () => {
   });
 
   it('runs from the scheduled handler, as the cron of wrangler.toml does, and leaves a whole cube alone', async () => {
-    const records = [
-      ...simulateConversations({ days: 3, conversations: 200, seed: 22, end: new Date(END - HOUR) }),
-    ] as ConversationRecord[];
-    await emptied();
-    await ingestOk(records);
-    await markedAsBeforeTheCube();
+    const records = await storedThenMarked(22);
     await expectAnswers(records, RAW);
     await worker.scheduled(createScheduledController({ scheduledTime: new Date(), cron: '23 * * * *' }), env);
     expect(await metaKeys()).toEqual([]);
@@ -167,12 +171,7 @@ describe('the dimension cube of a store from before it', () => {
   });
 
   it('deletes nothing for a run that read "emptying" before an overlapping run began to fill', async () => {
-    const records = [
-      ...simulateConversations({ days: 3, conversations: 200, seed: 23, end: new Date(END - HOUR) }),
-    ] as ConversationRecord[];
-    await emptied();
-    await ingestOk(records);
-    await markedAsBeforeTheCube();
+    const records = await storedThenMarked(23);
     const db = { name: 'DB', d1: env.DB };
     // One run empties the cube and fills its first chunk.
     let report = (await backfillCube(db, Date.now(), 50))!;

@@ -260,6 +260,12 @@ const CUBE_TABLES = [
   { table: 'agg_mask', dims: CUBE_MASK_COLUMNS.map((column) => ({ column })) },
 ] as const;
 
+/** Each rollup with the resolutions every ingest writes (those kept with the cube go with it: cubeStatements). */
+const ALWAYS_WRITTEN = ROLLUP_TABLES.map((rollup) => ({
+  rollup,
+  resolutions: rollup.resolutions.filter((res) => !rollup.withCube?.includes(res)),
+}));
+
 function buildStatements(d1: D1Database, plan: WritePlan, dims: ResolvedDims, phase: CubePhase): D1PreparedStatement[] {
   const statements: D1PreparedStatement[] = [];
   const created = plan.writes.filter((w) => w.expectedVersion === 0);
@@ -282,10 +288,7 @@ function buildStatements(d1: D1Database, plan: WritePlan, dims: ResolvedDims, ph
 
   statements.push(d1.prepare(SPAN_CLASSES_SQL).bind(spanClassRows(plan.writes)));
 
-  for (const rollup of ROLLUP_TABLES) {
-    const always = rollup.withCube ? rollup.resolutions.filter((res) => !rollup.withCube!.includes(res)) : rollup.resolutions;
-    statements.push(...rollupStatements(d1, rollup, plan.fresh, dims, always));
-  }
+  for (const { rollup, resolutions } of ALWAYS_WRITTEN) statements.push(...rollupStatements(d1, rollup, plan.fresh, dims, resolutions));
   const inCubeFresh = plan.inCube === plan.fresh.length ? plan.fresh : plan.fresh.slice(0, plan.inCube);
   statements.push(...cubeStatements(d1, inCubeFresh, dims));
 

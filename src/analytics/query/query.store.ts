@@ -163,9 +163,9 @@ async function rawFromPartitions(
 }
 
 /**
- * readRollup's answer for a database whose dimension cube lacks conversations ingested before it
- * existed (migration 0016 marks such a database with meta `cube:incomplete`): nothing was added,
- * read the raw rows instead.
+ * readRollup's answer for a database whose dimension cube lacks conversations ingested before it or
+ * before its latest generation (migrations 0016, 0018 and 0019 mark such a database with meta
+ * `cube:incomplete`): nothing was added, read the raw rows instead.
  */
 const CUBE_INCOMPLETE = 'incomplete' as const;
 
