@@ -14,6 +14,8 @@ import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { DIMENSIONS, METRIC_INDEX, type Dimension } from '../../src/analytics/catalog';
 import { Aggregation } from '../../src/analytics/query/aggregate';
+import { filterDimensions, requiredAnyOf, requiredMatches } from '../../src/analytics/query/filter';
+import { aggregateQuerySchema } from '../../src/analytics/query/query.schema';
 import { rollupQuery } from '../../src/analytics/query/query.store';
 import { pickRollup } from '../../src/analytics/rollups';
 import { alignedTo, planBuckets, type BucketPlan } from '../../src/analytics/query/interval';
@@ -28,13 +30,25 @@ export function rollupSql(
   q: BenchQuery,
 ): { sql: string; params: unknown[]; source: string; plan: BucketPlan; scanned: string[] } | undefined {
   const plan = planBuckets({ interval: q.body.interval, granularity: q.body.granularity, timeZone: q.body.timeZone });
-  const predicates = (q.body.filter?.predicates ?? []) as { dimension: Dimension; value: string }[];
-  const dimensions = new Set<Dimension>(['mediaType', ...((q.body.groupBy ?? []) as Dimension[]), ...predicates.map((p) => p.dimension)]);
+  // The filter as src's schema reads it (defaults filled in); the pushdowns as src's prepare computes them.
+  const filter = aggregateQuerySchema.parse(q.body).filter;
+  const dimensions = new Set<Dimension>(['mediaType', ...((q.body.groupBy ?? []) as Dimension[]), ...filterDimensions(filter)]);
   const picked = pickRollup(dimensions, (m) => alignedTo(plan, m * 60_000));
   if (!picked) return undefined;
   const { rollup, res } = picked;
   const metrics = Aggregation.metricsToRead({ metrics: q.body.metrics?.map((n) => METRIC_INDEX.get(n)!) });
-  const { sql, params, scanned } = rollupQuery({ plan, metrics, dimensions, pushdown: predicates, needsValues: false }, rollup, res);
+  const { sql, params, scanned } = rollupQuery(
+    {
+      plan,
+      metrics,
+      dimensions,
+      pushdown: requiredMatches(filter),
+      anyOf: process.env.NO_ANYOF ? [] : requiredAnyOf(filter),
+      needsValues: false,
+    },
+    rollup,
+    res,
+  );
   // Each numbered parameter appears once, in order: plain `?` for better-sqlite3. `scanned` keeps
   // its numbers (one part may name ?3 and ?4 only).
   const plain = (text: string) => text.replace(/\?\d+/g, '?');

@@ -207,6 +207,25 @@ export function hasMetricPredicates(filter: Filter | undefined): boolean {
   return allPredicates(filter).some((p) => p.type === 'metric');
 }
 
+/** A `matches` predicate a store can apply in SQL: one value of a single-valued dimension. */
+export interface Match {
+  dimension: Dimension;
+  value: string;
+}
+
+function pushable(p: Predicate): p is DimensionPredicate & { value: string } {
+  // A multi-valued dimension matches when any element does; its stored value (the cube's) is the
+  // whole list, which no equality in SQL can test: the Aggregation applies it.
+  return p.type === 'dimension' && p.operator === 'matches' && p.range === undefined && !MULTI_VALUED[DIMENSION_INDEX[p.dimension]];
+}
+
+const match = (p: DimensionPredicate & { value: string }): Match => ({ dimension: p.dimension, value: p.value });
+
+/** A filter of type `and`, or of one predicate or clause, which is the same. */
+function conjunctive(filter: Filter): boolean {
+  return filter.type === 'and' || filter.predicates.length + filter.clauses.length <= 1;
+}
+
 /**
  * The (dimension, value) pairs of the `matches` predicates every counted observation satisfies: those at the
  * top of a conjunctive filter (type `and`, or a lone predicate), beside whatever else it asks (other
@@ -214,17 +233,32 @@ export function hasMetricPredicates(filter: Filter | undefined): boolean {
  * (equivalent, by rule 2, to evaluating them): bench query h, `usedRouting` and (`teamId` or `wrapUpCode`),
  * reads only the cells of its `usedRouting`.
  */
-export function requiredMatches(filter: Filter | undefined): { dimension: Dimension; value: string }[] {
+export function requiredMatches(filter: Filter | undefined): Match[] {
+  if (!filter || !conjunctive(filter)) return [];
+  return filter.predicates.filter(pushable).map(match);
+}
+
+/**
+ * Disjunctions every counted observation satisfies, beyond requiredMatches: at least one pair of each
+ * list matches. From the clauses of a conjunctive filter (an `or` clause whose predicates are all
+ * pushable `matches`; each pushable predicate of an `and` clause alone), or from a filter of type `or`
+ * without clauses whose predicates all are. A store may read only the cells passing them: a cell that
+ * fails one fails the filter for every metric, since a dimension predicate is true only where its value
+ * matches (rule 2 makes it false elsewhere). The Aggregation still evaluates the whole filter. Query h's
+ * (`teamId` or `wrapUpCode`) reads only the cells of that team or that code.
+ */
+export function requiredAnyOf(filter: Filter | undefined): Match[][] {
   if (!filter) return [];
-  const conjunctive = filter.type === 'and' || filter.predicates.length + filter.clauses.length <= 1;
-  if (!conjunctive) return [];
-  const out: { dimension: Dimension; value: string }[] = [];
-  for (const p of filter.predicates) {
-    if (p.type !== 'dimension' || p.operator !== 'matches' || p.range !== undefined) continue;
-    // A multi-valued dimension matches when any element does; its stored value (the cube's) is the
-    // whole list, which no equality in SQL can test: the Aggregation applies it.
-    if (MULTI_VALUED[DIMENSION_INDEX[p.dimension]]) continue;
-    out.push({ dimension: p.dimension, value: p.value! });
+  if (!conjunctive(filter)) {
+    return filter.clauses.length === 0 && filter.predicates.every(pushable) ? [filter.predicates.map(match)] : [];
+  }
+  const out: Match[][] = [];
+  for (const clause of filter.clauses) {
+    if (clause.type === 'or' && clause.predicates.length > 1) {
+      if (clause.predicates.every(pushable)) out.push(clause.predicates.map(match));
+    } else {
+      for (const p of clause.predicates) if (pushable(p)) out.push([match(p)]);
+    }
   }
   return out;
 }

@@ -1,7 +1,7 @@
 import { CALLBACK_SERVICE_LEVEL, METRIC_INDEX, METRIC_NAMES, SERVICE_LEVEL, SERVICE_TARGET } from '../catalog';
 import { ANALYTICS_LIMITS } from '../limits';
 import { Aggregation, type AggregateSpec } from './aggregate';
-import { compileFilter, filterDimensions, hasMetricPredicates, requiredMatches } from './filter';
+import { compileFilter, filterDimensions, hasMetricPredicates, requiredAnyOf, requiredMatches } from './filter';
 import { planBuckets, type BucketPlan } from './interval';
 import type { AggregateQuery } from './query.schema';
 import type { ReadSpec } from './query.store';
@@ -56,6 +56,7 @@ export function prepareQuery(
     metrics: Aggregation.metricsToRead(spec),
     dimensions: new Set(['mediaType', ...query.groupBy, ...filterDimensions(query.filter)]),
     pushdown: requiredMatches(query.filter),
+    anyOf: requiredAnyOf(query.filter),
     needsValues: query.views.length > 0 || hasMetricPredicates(query.filter),
   };
   const needsSettings = query.metrics === undefined || query.metrics.some((m) => SETTINGS_METRICS.has(m));

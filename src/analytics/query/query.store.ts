@@ -18,6 +18,7 @@ import type { Aggregation } from './aggregate';
 import { alignedTo, bucketIndex, uniformRuns, type BucketPlan, type UniformRun } from './interval';
 import { Pacer } from './pace';
 import { tooManyRawBytes, tooManyRawConversations } from './too-large';
+import type { Match } from './filter';
 
 /** Where an answer was read from, e.g. `rollup:agg_queue@1440` or `raw`; sent as a response header. */
 export type QuerySource = string;
@@ -29,7 +30,9 @@ export interface ReadSpec {
   /** Dimensions the aggregation looks at (mediaType, groupBy, filter). */
   dimensions: Set<Dimension>;
   /** Conjunctive `matches` predicates that may be applied while reading, when the filter is that simple. */
-  pushdown?: { dimension: Dimension; value: string }[];
+  pushdown?: Match[];
+  /** Disjunctions of `matches` every counted observation satisfies (filter.ts requiredAnyOf): cells failing one may be skipped. */
+  anyOf?: Match[][];
   /** Metric predicates and views judge single values: only raw observations have them. */
   needsValues: boolean;
   /** Most conversations the raw path may read; one more throws 413. Default: ANALYTICS_LIMITS.maxRawConversations. */
@@ -418,6 +421,12 @@ function scan(read: Read, rollup: Rollup, metricListed: boolean): { from: string
   for (const p of spec.pushdown ?? []) {
     const column = rollup.dims.find((d) => d.dim === p.dimension)!.column;
     where.push(`${column} = ${pushedId(read, p)}`);
+  }
+  for (const anyOf of spec.anyOf ?? []) {
+    const columns = anyOf.map((p) => rollup.dims.find((d) => d.dim === p.dimension)?.column);
+    // A rollup lacking one of the dimensions (a packed rollup's companions) reads all its cells: the Aggregation judges them.
+    if (columns.some((c) => c === undefined)) continue;
+    where.push(`(${anyOf.map((p, i) => `${columns[i]} = ${pushedId(read, p)}`).join(' OR ')})`);
   }
   return { from, where, chunk };
 }
