@@ -251,6 +251,28 @@ describe('the rollup read path agrees with the reference aggregator', () => {
     expect(narrowed).toBeLessThan(all);
   });
 
+  it("many `matches` stay within D1's bound parameters: one pair per distinct (dimension, values), clauses past the budget judged in the Worker", async () => {
+    const queues = [...new Set(observations.map((o) => o.dims.queueId).filter((q): q is string => typeof q === 'string'))];
+    const q = (value: string) => ({ dimension: 'queueId' as const, value });
+    const base = { interval: twoDays, groupBy: ['queueId'] as AggregateQuery['groupBy'], metrics: ['nOffered', 'tHandle'] };
+    // 100 times the same value, and two values no single-valued dimension has at once.
+    expect(
+      await agrees(
+        { ...base, filter: { type: 'and', predicates: Array.from({ length: 100 }, () => q(queues[0]!)) } },
+        'rollup:agg_queue@1440',
+      ),
+    ).toBe(1);
+    expect(await agrees({ ...base, filter: { type: 'and', predicates: [q(queues[0]!), q(queues[1]!)] } }, 'rollup:agg_queue@1440')).toBe(0);
+    // 100 values in one disjunction (one JSON parameter), and 45 clauses of two dimensions each.
+    const many = Array.from({ length: 100 }, (_, i) => q(i % 2 === 0 ? queues[i % queues.length]! : `no-such-queue-${i}`));
+    expect(await agrees({ ...base, filter: { type: 'or', predicates: many } }, 'rollup:agg_queue@1440')).toBeGreaterThan(1);
+    const clauses = Array.from({ length: 45 }, (_, i) => ({
+      type: 'or' as const,
+      predicates: [q(`no-such-queue-${i}`), { dimension: 'direction' as const, value: 'inbound' }],
+    }));
+    expect(await agrees({ ...base, filter: { type: 'and', predicates: [], clauses } }, 'rollup:agg_queue@1440')).toBeGreaterThan(1);
+  });
+
   it('a pushed-down value no cell has answers no groups', async () => {
     const res = await queryOk({ interval: day, filter: { type: 'and', predicates: [{ dimension: 'queueId', value: 'no-such-queue' }] } });
     expect(res.results).toEqual([]);

@@ -308,7 +308,7 @@ export function rollupQuery(spec: ReadSpec, rollup: Rollup, res: number) {
   const dims = rollup.dims.filter((d) => spec.dimensions.has(d.dim) && !fixed.includes(d));
   const runs = uniformRuns(spec.plan);
   const bucketsInSql = runs.length <= MAX_SQL_RUNS && runs.every((r) => r.width >= MIN_SLOTS_TO_GROUP_IN_SQL * res * 60_000);
-  const read: Read = { spec, res, dims, params: [], runs, bucketsInSql };
+  const read: Read = { spec, res, dims, params: [], pushed: new Map(), runs, bucketsInSql };
 
   const parts: Part[] = [];
   let packedMetrics: PackedMetric[] = [];
@@ -360,6 +360,8 @@ interface Read {
   dims: Rollup['dims'];
   /** Bound parameters, numbered across parts. */
   params: unknown[];
+  /** The subquery of each (dimension, values) pushed down, bound once and named by every part that applies it. */
+  pushed: Map<string, string>;
   runs: UniformRun[];
   bucketsInSql: boolean;
 }
@@ -418,23 +420,64 @@ function scan(read: Read, rollup: Rollup, metricListed: boolean): { from: string
     // by user), sorting only those.
     if (fixed.length > 0) chunk = 'slot + 0';
   }
-  for (const p of spec.pushdown ?? []) {
-    const column = rollup.dims.find((d) => d.dim === p.dimension)!.column;
-    where.push(`${column} = ${pushedId(read, p)}`);
+  for (const [dimension, values] of byDimension(spec.pushdown ?? [])) {
+    const column = rollup.dims.find((d) => d.dim === dimension)!.column;
+    // Two values required of one single-valued dimension: no cell has both.
+    where.push(values.length === 1 ? pushedMatch(read, column, dimension, values) : 'false');
   }
   for (const anyOf of spec.anyOf ?? []) {
-    const columns = anyOf.map((p) => rollup.dims.find((d) => d.dim === p.dimension)?.column);
+    const groups = [...byDimension(anyOf)].map(([dimension, values]) => ({
+      dimension,
+      values,
+      column: rollup.dims.find((d) => d.dim === dimension)?.column,
+    }));
     // A rollup lacking one of the dimensions (a packed rollup's companions) reads all its cells: the Aggregation judges them.
-    if (columns.some((c) => c === undefined)) continue;
-    where.push(`(${anyOf.map((p, i) => `${columns[i]} = ${pushedId(read, p)}`).join(' OR ')})`);
+    if (groups.some((g) => g.column === undefined)) continue;
+    // Past D1's bound-parameter limit the rest are left to the Aggregation too (a filter of many clauses).
+    const unbound = groups.filter((g) => !read.pushed.has(pushedKey(g.dimension, g.values))).length;
+    if (read.params.length + 2 * unbound > MAX_PUSHED_PARAMS) continue;
+    where.push(`(${groups.map((g) => pushedMatch(read, g.column!, g.dimension, g.values)).join(' OR ')})`);
   }
   return { from, where, chunk };
 }
 
-/** The dictionary id of a pushed-down value, as a subquery binding two more parameters of the read. */
-function pushedId(read: Read, p: { dimension: Dimension; value: string }): string {
-  read.params.push(p.dimension, p.value);
-  return `(SELECT id FROM dim_values WHERE dim = ?${read.params.length - 1} AND value = ?${read.params.length})`;
+/**
+ * Parameters a read binds for its pushed-down values, of D1's 100 per statement: two per distinct
+ * (dimension, values), however many parts name them. Required matches take at most one pair per
+ * dimension of the rollup; disjunctions beyond the budget are left to the Aggregation.
+ */
+const MAX_PUSHED_PARAMS = 64;
+
+/** The distinct values of each dimension among these matches, in order. */
+function byDimension(matches: readonly Match[]): Map<Dimension, string[]> {
+  const out = new Map<Dimension, string[]>();
+  for (const { dimension, value } of matches) {
+    const values = out.get(dimension);
+    if (!values) out.set(dimension, [value]);
+    else if (!values.includes(value)) values.push(value);
+  }
+  return out;
+}
+
+const pushedKey = (dimension: Dimension, values: readonly string[]) => JSON.stringify([dimension, ...values]);
+
+/**
+ * `column` holds the dictionary id of one of `values` of `dimension`: a subquery of dim_values binding
+ * two parameters the first time the read names these values, reused after.
+ */
+function pushedMatch(read: Read, column: string, dimension: Dimension, values: readonly string[]): string {
+  const key = pushedKey(dimension, values);
+  let ids = read.pushed.get(key);
+  if (ids === undefined) {
+    read.params.push(dimension, values.length === 1 ? values[0] : JSON.stringify(values));
+    const [d, v] = [read.params.length - 1, read.params.length];
+    ids =
+      values.length === 1
+        ? `(SELECT id FROM dim_values WHERE dim = ?${d} AND value = ?${v})`
+        : `(SELECT id FROM dim_values WHERE dim = ?${d} AND value IN (SELECT value FROM json_each(?${v})))`;
+    read.pushed.set(key, ids);
+  }
+  return values.length === 1 ? `${column} = ${ids}` : `${column} IN ${ids}`;
 }
 
 /** Cells of a rollup keeping one row per metric; `metrics` undefined = all. */
@@ -474,10 +517,8 @@ function absentPart(read: Read, index: number, metrics: number[] | undefined): P
   const res = CUBE_MASK_RESOLUTIONS.find((r) => alignedTo(spec.plan, r * 60_000))!;
   const where = [`res = ${res}`, `slot >= ${spec.plan.start}`, `slot < ${spec.plan.end}`, `${maskBitSql(index)} = 0`];
   if (metrics) where.push(`metric IN (${metrics.length > 0 ? metrics.join(',') : 'NULL'})`);
-  for (const p of spec.pushdown ?? []) {
-    if (p.dimension !== 'mediaType') continue;
-    where.push(`media = ${pushedId(read, p)}`);
-  }
+  const media = byDimension(spec.pushdown ?? []).get('mediaType');
+  if (media) where.push(media.length === 1 ? pushedMatch(read, 'media', 'mediaType', media) : 'false');
   const scanned = `agg_mask WHERE ${where.join(' AND ')}`;
   const slot = read.bucketsInSql ? sqlBucket(read.runs) : 'slot';
   const source = `(SELECT ${slot} AS slot, metric, media, sum(cnt) AS cnt, sum(sum) AS sum, min(mn) AS mn, max(mx) AS mx
