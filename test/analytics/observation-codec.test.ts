@@ -16,7 +16,7 @@ function dims(values: Partial<Record<(typeof DIMENSIONS)[number], string | reado
 }
 const ascii = (s: string) => [...s].map((c) => c.charCodeAt(0).toString(16).padStart(2, '0')).join('');
 
-describe('observation codec, format version 2', () => {
+describe('observation codec, format version 3', () => {
   const uuid = 'aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee';
   const upper = 'AAAAAAAA-BBBB-CCCC-DDDD-EEEEEEEEEEEE';
   const session = { conversationId: 'c1', mediaType: 'voice', sessionId: uuid };
@@ -32,9 +32,9 @@ describe('observation codec, format version 2', () => {
     '00', // 'c1' is the row's id
     '0202', // WORDS[2] = 'voice'
     '01aaaaaaaabbbbccccddddeeeeeeeeeeee', // a lowercase UUID in 16 bytes
-    '08512dc3a9', // 'Q-é': 4 bytes of UTF-8
+    '09512dc3a9', // 'Q-é': 4 bytes of UTF-8 (head 5 + 4)
     `0308${ascii('"\\ud800"')}`, // a lone surrogate: JSON text
-    `28${ascii(upper)}`, // an upper-case UUID is only 36 bytes of text
+    `29${ascii(upper)}`, // an upper-case UUID is only 36 bytes of text
   ];
   const observationBytes = [
     '04', // observations: metric, tuple, zigzag(emit − previous), value
@@ -43,13 +43,24 @@ describe('observation codec, format version 2', () => {
     '03002802',
     '01020001',
   ];
-  const expected = [
-    '02',
-    ...strings,
+  const tuples = [
     '03', // tuples
     '03000105020303', // 3 changed: dim 0 (gap 0) = ref 1, dim 6 (gap 5) = 2, dim 10 (gap 3) = 3
     '010b04', // 1 changed: dim 11 (gap 11) = ref 4
     '0504050006000003000000', // 5 changed: dims 4, 5, 6, 10, 11 (gaps 4, 0, 0, 3, 0) = 5, 6, 0, 0, 0
+  ];
+  const expected = ['03', ...strings, ...tuples, ...observationBytes].join('');
+  // Rows written before version 3: UTF-8 heads start at 4, lists are JSON text (below).
+  const version2 = [
+    '02',
+    '06', // strings
+    '00',
+    '0202',
+    '01aaaaaaaabbbbccccddddeeeeeeeeeeee',
+    '08512dc3a9', // 'Q-é': head 4 + 4
+    `0308${ascii('"\\ud800"')}`,
+    `28${ascii(upper)}`,
+    ...tuples,
     ...observationBytes,
   ].join('');
   // Rows written before issue 23: tuples as a mask of the changed dims, then their refs.
@@ -78,6 +89,15 @@ describe('observation codec, format version 2', () => {
     expect(decodeObservations(expected, 1000, 'c1')).toEqual(observations);
   });
 
+  it('reads rows of version 2', () => {
+    expect(decodeObservations(version2, 1000, 'c1')).toEqual(observations);
+    // Version 2, one string (a list's JSON text, head 4 + 11), one tuple with divisionId = ref 1, one observation.
+    const row = ['02', '01', `0f${ascii('["d1","d2"]')}`, '01', `01${D.divisionId.toString(16).padStart(2, '0')}01`, '01', '02000001'].join(
+      '',
+    );
+    expect(decodeObservations(row, 5, 'c1')).toEqual([{ metric: 2, emit: 5, value: 1, dims: dims({ divisionId: ['d1', 'd2'] }) }]);
+  });
+
   it('reads rows of version 1, a divisionId there being the one value of its list', () => {
     expect(decodeObservations(version1, 1000, 'c1')).toEqual(observations);
     // Version 1, strings ['d-1'], one tuple with dim 2 (mask 4) = ref 1, one observation.
@@ -85,15 +105,16 @@ describe('observation codec, format version 2', () => {
     expect(decodeObservations(row, 0, 'c9')).toEqual([{ metric: 3, emit: 0, value: 0, dims: dims({ divisionId: ['d-1'] }) }]);
   });
 
-  it('keeps a multi-valued dimension as the JSON text of its list', () => {
-    const list = [{ metric: 2, emit: 5, value: 1, dims: dims({ divisionId: ['d1', 'd2'], requestedRoutingSkillId: ['s'] }) }];
+  it('keeps a multi-valued dimension as a list of strings, each as compact as a string alone', () => {
+    const uuid2 = 'aaaaaaaa-bbbb-cccc-dddd-000000000000';
+    const list = [{ metric: 2, emit: 5, value: 1, dims: dims({ divisionId: ['d1', uuid2], requestedRoutingSkillId: ['s'] }) }];
     const hex = encodeObservations(list, 5, 'c1');
     expect(hex).toBe(
       [
+        '03',
         '02',
-        '02',
-        `0f${ascii('["d1","d2"]')}`,
-        `09${ascii('["s"]')}`,
+        `0402 07${ascii('d1')} 01aaaaaaaabbbbccccdddd000000000000`.replaceAll(' ', ''), // a list of 2: 'd1', a UUID
+        `0401 06${ascii('s')}`.replaceAll(' ', ''),
         '01',
         '02',
         '0201',
@@ -103,6 +124,34 @@ describe('observation codec, format version 2', () => {
       ].join(''),
     );
     expect(decodeObservations(hex, 5, 'c1')).toEqual(list);
+  });
+
+  it("writes values derived at ingest and Genesys' enumerated values as words (WORDS is append-only)", () => {
+    const words = [
+      { metric: 1, emit: 0, value: 1, dims: dims({ conversationId: 'c1', interactionType: 'contactCenter', usedRouting: 'Bullseye' }) },
+      { metric: 1, emit: 0, value: 1, dims: dims({ conversationId: 'c1', interactionType: 'enterprise', purpose: 'wrapup' }) },
+    ];
+    const hex = encodeObservations(words, 0, 'c1');
+    // In dimension order (purpose 3, interactionType 44, usedRouting 80), new strings only: 'contactCenter' =
+    // WORDS[37], 'Bullseye' = WORDS[41] (the model's values from 39, sorted), 'wrapup' = 162 (two bytes), 'enterprise' = 38.
+    expect(hex.startsWith(['03', '05', '00', '0225', '0229', '02a201', '0226'].join(''))).toBe(true);
+    expect(decodeObservations(hex, 0, 'c1')).toEqual(words);
+  });
+
+  it("keeps a single-valued dimension's value equal to a list's JSON text apart from the list", () => {
+    const text = '["d1"]';
+    for (const order of [dims({ divisionId: ['d1'], queueId: text }), dims({ queueId: text, divisionId: ['d1'] })]) {
+      const one = [{ metric: 1, emit: 0, value: 1, dims: order }];
+      expect(decodeObservations(encodeObservations(one, 0, 'c1'), 0, 'c1')).toEqual(one);
+    }
+    // The text first (a plain string then, shared by the list, which reads it as JSON), and the list first.
+    const textFirst = [
+      { metric: 1, emit: 0, value: 1, dims: dims({ queueId: text }) },
+      { metric: 2, emit: 0, value: 1, dims: dims({ divisionId: ['d1'] }) },
+    ];
+    expect(decodeObservations(encodeObservations(textFirst, 0, 'c1'), 0, 'c1')).toEqual(textFirst);
+    const listFirst = [...textFirst].reverse();
+    expect(decodeObservations(encodeObservations(listFirst, 0, 'c1'), 0, 'c1')).toEqual(listFirst);
   });
 
   it('writes the same bytes when observations share dims arrays', () => {

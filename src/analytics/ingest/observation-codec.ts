@@ -4,29 +4,163 @@ import type { DimValue, DimValues, Observation } from './to-observations';
 /**
  * The observations of one conversation, as stored in `conversations.data`.
  *
- * Current format (a BLOB, version byte 2), all integers unsigned LEB128 varints:
+ * Current format (a BLOB, version byte 3), all integers unsigned LEB128 varints:
  *   1 · strings: n, then per string a head h: 0 = the row's own id (the conversationId), 1 = a
  *       lowercase UUID in 16 bytes, 2 = WORDS[next varint], 3 = a length and that many bytes of a
- *       JSON string literal (strings with surrogates: UTF-8 cannot hold a lone one), h ≥ 4 = h − 4
- *       bytes of UTF-8
+ *       JSON string literal (strings with surrogates: UTF-8 cannot hold a lone one), 4 = a list (a
+ *       multi-valued dimension's value): its length, then each element as a string of heads 0–3 or
+ *       ≥ 5, h ≥ 5 = h − 5 bytes of UTF-8
  *     · dimension tuples: n, then per tuple the number k of DIMENSIONS entries that differ from the
  *       previous tuple (the first: from all absent), and k pairs (gap, ref): the entry's index minus
  *       the previous pair's index minus 1 (the first: its index), and its ref (0 = absent, else 1 +
- *       index of its string). A multi-valued dimension's string is the JSON text of its list.
+ *       index of its string).
  *     · observations: n, then per observation metric, tuple, zigzag(emit − previous emit, the first
  *       against `base` = the row's first_emit), value
  * Inside a conversation the same few dimension tuples repeat for every metric of a session, and most
- * strings are UUIDs, so this is about a third of the JSON below. D1 carries parameters and results as
- * JSON, where a BLOB is an array of numbers; so the blob travels as hex text (`unhex(?)` on write,
- * `hex(data)` on read, see DATA_SQL).
+ * strings are UUIDs or Genesys' own vocabulary, so this is about a third of the JSON below. D1 carries
+ * parameters and results as JSON, where a BLOB is an array of numbers; so the blob travels as hex text
+ * (`unhex(?)` on write, `hex(data)` on read, see DATA_SQL).
  *
- * Version 1 (rows written before issue 23, 14 dimensions) differs only in the tuples: a 31-bit mask of
- * the entries that differ, then their refs in index order. Both are read.
+ * Version 2 (rows written before 2026-11-27) kept a list as the JSON text of its list (so a list of
+ * UUIDs took 39 bytes an element instead of 17), UTF-8 strings with h ≥ 4 = h − 4 bytes. Version 1
+ * (before issue 23, 14 dimensions) differs from 2 only in the tuples: a 31-bit mask of the entries
+ * that differ, then their refs in index order. All three are read.
  *
  * STORAGE FORMAT: WORDS is part of it. Append only; never reorder.
  */
-const VERSION = 2;
+const VERSION = 3;
+const VERSION_TEXT_LISTS = 2;
 const VERSION_MASK = 1;
+/** Heads of a string: UTF-8 from here on (version 3; 4 in versions 1 and 2). */
+const UTF8_HEAD = 5;
+const LIST_HEAD = 4;
+/** Part of WORDS (so of the storage format): the enumerated values of models.json that WORDS did not hold before, sorted. */
+const MODEL_ENUM_WORDS = [
+  'AppleMessagesForBusiness',
+  'BOT',
+  'Bullseye',
+  'COMMONMODULE',
+  'Conditional',
+  'DIGITALBOT',
+  'DeliveryFailed',
+  'DeliveryPushed',
+  'DeliverySuccess',
+  'Direct',
+  'Discord',
+  'EMAILSEND',
+  'Email',
+  'Facebook',
+  'FacebookMessenger',
+  'Failed',
+  'Finished',
+  'Glassdoor',
+  'GoogleBusinessProfile',
+  'Group',
+  'INBOUNDCALL',
+  'INBOUNDCHAT',
+  'INBOUNDEMAIL',
+  'INBOUNDSHORTMESSAGE',
+  'INQUEUECALL',
+  'INQUEUEEMAIL',
+  'INQUEUESHORTMESSAGE',
+  'InProgress',
+  'InReview',
+  'Instagram',
+  'KakaoTalk',
+  'Last',
+  'Line',
+  'LinkedIn',
+  'Manual',
+  'MicrosoftTeams',
+  'MobileChat',
+  'OUTBOUNDCALL',
+  'OpenMessaging',
+  'Other',
+  'Pending',
+  'Predictive',
+  'Preferred',
+  'Published',
+  'QQ',
+  'Queued',
+  'Read',
+  'Received',
+  'Reddit',
+  'Retracted',
+  'SECURECALL',
+  'SFDC',
+  'SMS',
+  'SPEECH',
+  'SURVEYINVITE',
+  'Sent',
+  'ServiceNow',
+  'SkillGroup',
+  'Snapchat',
+  'Standard',
+  'Team',
+  'Telegram',
+  'Threads',
+  'Trustpilot',
+  'Unspecified',
+  'VOICE',
+  'VOICEMAIL',
+  'VOICESURVEY',
+  'Viber',
+  'Vip',
+  'Voice',
+  'WORKFLOW',
+  'WORKITEM',
+  'WeChat',
+  'Web',
+  'WebChat',
+  'Weibo',
+  'WhatsApp',
+  'X',
+  'Yelp',
+  'YouTube',
+  'Zendesk',
+  'alert',
+  'barging',
+  'bool',
+  'coaching',
+  'conferenceTransfer',
+  'consultTransfer',
+  'contacting',
+  'converting',
+  'date',
+  'delay',
+  'dialing',
+  'direct',
+  'dndEndpoint',
+  'dndTransfer',
+  'dnis',
+  'flow',
+  'forwardTransfer',
+  'general',
+  'hold',
+  'inactivity',
+  'integer',
+  'interact',
+  'internalmessage',
+  'monitoring',
+  'noAnswerTransfer',
+  'notAvailableTransfer',
+  'parked',
+  'real',
+  'scheduled',
+  'screenmonitoring',
+  'sessionExpired',
+  'sharing',
+  'string',
+  'takeover',
+  'transmitting',
+  'transportFailure',
+  'uncallable',
+  'unknown',
+  'uploading',
+  'uuid',
+  'voicesurveyflow',
+  'wrapup',
+] as const;
 const WORDS = [
   'inbound',
   'outbound',
@@ -63,6 +197,13 @@ const WORDS = [
   'timeout',
   'spam',
   'other',
+  // Appended 2026-11-27 (version 3): values derived at ingest, then the enumerated values of Genesys'
+  // conversation-detail record model (../shared/fixtures/genesys-details/models.json) not above.
+  'true',
+  'false',
+  'contactCenter',
+  'enterprise',
+  ...MODEL_ENUM_WORDS,
 ] as const;
 const WORD_INDEX = new Map<string, number>(WORDS.map((w, i) => [w, i]));
 /** Longer strings skip the WORD_INDEX lookup (and the hashing it costs). */
@@ -157,7 +298,7 @@ function writeString(s: string): void {
     if (c >= 0xd800 && c <= 0xdfff) surrogates = true;
   }
   if (ascii) {
-    varint(s.length + 4);
+    varint(s.length + UTF8_HEAD);
     ensure(s.length);
     for (let i = 0; i < s.length; i++) scratch[length++] = HEX_PAIRS[s.charCodeAt(i)]!;
     return;
@@ -167,7 +308,7 @@ function writeString(s: string): void {
   if (surrogates) {
     varint(3);
     varint(bytes.length);
-  } else varint(bytes.length + 4);
+  } else varint(bytes.length + UTF8_HEAD);
   ensure(bytes.length);
   for (let i = 0; i < bytes.length; i++) scratch[length++] = HEX_PAIRS[bytes[i]!]!;
 }
@@ -179,14 +320,16 @@ const unzigzag = (z: number) => (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
 // little more than its result: the distinct strings, the dimension tuples as rows of D refs in one
 // flat array, and each observation's tuple index.
 const strings: string[] = [];
+/** The list a string of `strings` is the JSON text of (a multi-valued dimension's value), where it is one. */
+const lists: (readonly string[] | undefined)[] = [];
 const stringIndex = new Map<string, number>();
 let tupleRefs = new Int32Array(64 * D);
 let obsTuple = new Int32Array(1024);
 const refs = new Int32Array(D);
 const tupleIndex = new Map<string, number>();
 
-/** 1 + the index of `value` among the conversation's strings, added when new. */
-function stringRef(value: string): number {
+/** 1 + the index of `value` among the conversation's strings, added when new (`list`: the list it is the text of). */
+function stringRef(value: string, list?: readonly string[]): number {
   const n = strings.length;
   // Linear while small (the usual case: filling a Map costs more than a few comparisons).
   if (n <= 32) {
@@ -198,6 +341,7 @@ function stringRef(value: string): number {
     stringIndex.set(value, n);
   }
   strings.push(value);
+  lists.push(list);
   return n + 1;
 }
 
@@ -217,9 +361,23 @@ function findTuple(n: number): number {
   return tupleIndex.get(refs.join(',')) ?? -1;
 }
 
+/** One string of the table, or one element of a list: its head and bytes. */
+function writeEntry(s: string, id: string): void {
+  if (s === id) varint(0);
+  else if (writeUuid(s)) return;
+  else {
+    const word = s.length <= LONGEST_WORD ? WORD_INDEX.get(s) : undefined;
+    if (word !== undefined) {
+      varint(2);
+      varint(word);
+    } else writeString(s);
+  }
+}
+
 /** The stored form of `observations` (of the conversation `id`), as hex text for `unhex(?)`. */
 export function encodeObservations(observations: readonly Observation[], base: number, id: string): string {
   strings.length = 0;
+  lists.length = 0;
   if (stringIndex.size > 0) stringIndex.clear();
   if (tupleIndex.size > 0) tupleIndex.clear();
   if (obsTuple.length < observations.length) obsTuple = new Int32Array(Math.max(obsTuple.length * 2, observations.length));
@@ -240,7 +398,7 @@ export function encodeObservations(observations: readonly Observation[], base: n
       let ref: number;
       if (value === undefined) ref = 0;
       else if (previousDims !== undefined && previousDims[d] === value) continue;
-      else ref = stringRef(typeof value === 'string' ? value : JSON.stringify(value));
+      else ref = typeof value === 'string' ? stringRef(value) : stringRef(JSON.stringify(value), value);
       if (refs[d] !== ref) {
         refs[d] = ref;
         same = false;
@@ -264,19 +422,18 @@ export function encodeObservations(observations: readonly Observation[], base: n
   length = 0;
   varint(VERSION);
   varint(strings.length);
-  for (const s of strings) {
-    if (s === id) varint(0);
-    else if (writeUuid(s)) continue;
+  for (let i = 0; i < strings.length; i++) {
+    const list = lists[i];
+    if (list === undefined) writeEntry(strings[i]!, id);
     else {
-      const word = s.length <= LONGEST_WORD ? WORD_INDEX.get(s) : undefined;
-      if (word !== undefined) {
-        varint(2);
-        varint(word);
-      } else writeString(s);
+      varint(LIST_HEAD);
+      varint(list.length);
+      for (const element of list) writeEntry(element, id);
     }
   }
   // Not kept alive until the next encode.
   strings.length = 0;
+  lists.length = 0;
   if (stringIndex.size > 0) stringIndex.clear();
   if (tupleIndex.size > 0) tupleIndex.clear();
   varint(tuples);
@@ -331,33 +488,43 @@ function decodeBinary(bytes: Uint8Array, base: number, id: string): Observation[
     }
   };
   const version = bytes[p++];
-  if (version !== VERSION && version !== VERSION_MASK) throw new Error(`observation codec: unknown version ${bytes[0]}`);
+  if (version !== VERSION && version !== VERSION_TEXT_LISTS && version !== VERSION_MASK)
+    throw new Error(`observation codec: unknown version ${bytes[0]}`);
+  const utf8Head = version === VERSION ? UTF8_HEAD : 4;
 
-  const strings: string[] = new Array(varint());
-  for (let i = 0; i < strings.length; i++) {
-    const h = varint();
-    if (h === 0) strings[i] = id;
-    else if (h === 1) {
+  const entry = (h: number): string => {
+    if (h === 0) return id;
+    if (h === 1) {
       let hex = '';
       for (let k = 0; k < 16; k++) hex += HEX[bytes[p + k]!];
       p += 16;
-      strings[i] = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-    } else if (h === 2) strings[i] = WORDS[varint()]!;
-    else if (h === 3) {
-      const n = varint();
-      strings[i] = JSON.parse(fromUtf8.decode(bytes.subarray(p, p + n))) as string;
-      p += n;
-    } else {
-      strings[i] = fromUtf8.decode(bytes.subarray(p, p + h - 4));
-      p += h - 4;
+      return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
     }
+    if (h === 2) return WORDS[varint()]!;
+    if (h === 3) {
+      const n = varint();
+      p += n;
+      return JSON.parse(fromUtf8.decode(bytes.subarray(p - n, p))) as string;
+    }
+    p += h - utf8Head;
+    return fromUtf8.decode(bytes.subarray(p - (h - utf8Head), p));
+  };
+  // A string is undefined where the row keeps a list (version 3) until a single-valued dimension asks for its text.
+  const strings: (string | undefined)[] = new Array(varint());
+  // A multi-valued dimension's list, read (version 3) or parsed (version 2) once per string of the row.
+  const lists = new Map<number, readonly string[]>();
+  for (let i = 0; i < strings.length; i++) {
+    const h = varint();
+    if (h === LIST_HEAD && version === VERSION) {
+      const list: string[] = new Array(varint());
+      for (let k = 0; k < list.length; k++) list[k] = entry(varint());
+      lists.set(i + 1, Object.freeze(list));
+    } else strings[i] = entry(h);
   }
 
-  // A multi-valued dimension's list, parsed once per string of the row.
-  const lists = new Map<number, readonly string[]>();
   const refValue = (d: number, ref: number): DimValue | undefined => {
     if (ref === 0) return undefined;
-    if (!MULTI_VALUED[d]) return strings[ref - 1];
+    if (!MULTI_VALUED[d]) return (strings[ref - 1] ??= JSON.stringify(lists.get(ref)));
     let list = lists.get(ref);
     // Version 1 kept one value of a multi-valued dimension (the first of divisionIds) as a plain string.
     const text = strings[ref - 1]!;
