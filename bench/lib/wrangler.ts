@@ -114,6 +114,8 @@ export interface StartOptions {
   logFile?: string;
   /** Decides whether a candidate port is the Worker's entry (same check as `ready`, usually). */
   isWorker?: (base: string) => Promise<boolean>;
+  /** More arguments for `wrangler dev` (e.g. `--test-scheduled`). */
+  extraArgs?: string[];
 }
 
 /**
@@ -141,6 +143,7 @@ export async function startDev(opts: StartOptions): Promise<DevServer> {
     '--show-interactive-dev-session=false',
   ];
   if (opts.persistTo) args.push('--persist-to', opts.persistTo);
+  args.push(...(opts.extraArgs ?? []));
   for (const [k, v] of Object.entries(opts.vars ?? {})) args.push('--var', `${k}:${v}`);
   const child = spawn(process.execPath, args, {
     cwd: path.dirname(configs[0]!),
