@@ -159,6 +159,7 @@ export const CUBE_MASK_RESOLUTIONS = [1440, 60] as const;
  * generation's migration marks a database holding conversations incomplete (0016: agg_dim and agg_mask;
  * 0018: agg_user's and agg_user_more's quarter hours, Rollup.withCube; 0019: agg_proj, PROJECTIONS), and its backfill adds every
  * conversation of an earlier generation (or none) again, whole: no row needs rewriting in a migration.
+ * A mark without a new generation is refused by the backfill (cube-backfill.ts), and a test pins one per marking migration.
  */
 export const CUBE_GENERATION = 3;
 

@@ -1,5 +1,5 @@
 import { createScheduledController, env } from 'cloudflare:test';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { backfillCube, EMPTYING_DELETES_SQL } from '../../src/analytics/ingest/cube-backfill';
 import { CUBE_GENERATION } from '../../src/analytics/rollups';
 import worker from '../../src/index';
@@ -98,7 +98,7 @@ async function expectAnswers(records: ConversationRecord[], source: RegExp | str
 }
 
 describe('the dimension cube of a store from before it', () => {
-  it('has one generation per migration that marks it (a mark without a new generation would empty it for good)', () => {
+  it('has one generation per migration that marks it (a mark without a new generation is refused: see below)', () => {
     // The backfill re-adds only rows of earlier generations (in_cube IS NOT CUBE_GENERATION) after emptying.
     const marking = env.TEST_MIGRATIONS.filter((m) => m.queries.some((q) => q.includes("'cube:incomplete', 1")));
     expect(marking.map((m) => m.name.slice(0, 4))).toEqual(['0016', '0018', '0019']);
@@ -168,6 +168,34 @@ describe('the dimension cube of a store from before it', () => {
     const cells = await env.DB.prepare('SELECT count(*) AS n, sum(cnt) AS c FROM agg_dim').first();
     await worker.scheduled(createScheduledController({ scheduledTime: new Date(), cron: '23 * * * *' }), env);
     expect(await env.DB.prepare('SELECT count(*) AS n, sum(cnt) AS c FROM agg_dim').first()).toEqual(cells);
+  });
+
+  it('refuses to empty a cube marked without a new generation, and queries keep answering from the raw rows', async () => {
+    const records = [
+      ...simulateConversations({ days: 3, conversations: 200, seed: 24, end: new Date(END - HOUR) }),
+    ] as ConversationRecord[];
+    await emptied();
+    await ingestOk(records);
+    // Migration 0019's marking statements without the generation it raised: every row still says the current one.
+    const marking = env.TEST_MIGRATIONS.find((m) => m.name.startsWith('0019_'))!.queries.filter((q) => q.includes('`meta`'));
+    await env.DB.batch(marking.map((q) => env.DB.prepare(q)));
+    const cubeRows = () =>
+      env.DB.prepare('SELECT (SELECT count(*) FROM agg_dim) + (SELECT count(*) FROM agg_proj) AS n').first<number>('n');
+    const before = await cubeRows();
+    expect(before).toBeGreaterThan(0);
+    const errors: unknown[][] = [];
+    const spy = vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => void errors.push(args));
+    try {
+      await worker.scheduled(createScheduledController({ scheduledTime: new Date(), cron: '23 * * * *' }), env);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(
+      errors.some(([message, report]) => String(message).includes('CUBE_GENERATION') && (report as { phase: string }).phase === 'refused'),
+    ).toBe(true);
+    expect(await cubeRows()).toBe(before);
+    expect(await metaKeys()).toEqual(['cube:incomplete']);
+    await expectAnswers(records, RAW);
   });
 
   it('deletes nothing for a run that read "emptying" before an overlapping run began to fill', async () => {

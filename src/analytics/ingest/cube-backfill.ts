@@ -38,8 +38,11 @@ const MAX_CONFLICTS = 5;
 
 export interface BackfillReport {
   partition: string;
-  /** Where its cube stands at the end of this run. */
-  phase: 'emptying' | 'filling' | 'whole';
+  /**
+   * Where its cube stands at the end of this run; `refused`: marked while conversations hold the current
+   * generation (a migration marked the cube without raising CUBE_GENERATION), so nothing was done.
+   */
+  phase: 'emptying' | 'filling' | 'whole' | 'refused';
   rowsDeleted: number;
   conversationsAdded: number;
 }
@@ -61,6 +64,9 @@ export const EMPTYING_DELETES_SQL = [
   return `DELETE FROM ${config.name} WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = ?1)
                AND (${key}) IN (SELECT ${key} FROM ${config.name} WHERE ${where} LIMIT ${ROWS_PER_DELETE})`;
 });
+
+/** Whether any conversation holds generation ?1 of the cube. */
+const HOLDS_GENERATION_SQL = 'SELECT EXISTS (SELECT 1 FROM conversations WHERE in_cube = ?1) AS found';
 
 /** Conversations not in this generation's cube (?3) after rowid ?1, in rowid order, at most ?2. */
 const NEXT_CHUNK_SQL = `SELECT rowid, id, first_emit, version, hex(data) AS data FROM conversations
@@ -98,6 +104,15 @@ export async function backfillCube(
   const report: BackfillReport = { partition: name, phase: 'emptying', rowsDeleted: 0, conversationsAdded: 0 };
 
   if (phase === CubePhase.EMPTYING) {
+    // While the cube is emptied no conversation holds the current generation: the migration that marked it
+    // raised the generation, and ingest leaves new conversations out meanwhile. One that does means a mark
+    // without a new generation; emptying would drop its cells and filling would not add them back (it adds
+    // rows of other generations), leaving a cube marked whole that lacks them. Refused instead: queries
+    // keep reading the raw rows, and the scheduled handler logs it as an error.
+    if ((await d1.prepare(HOLDS_GENERATION_SQL).bind(CUBE_GENERATION).first<number>('found')) === 1) {
+      report.phase = 'refused';
+      return report;
+    }
     for (const sql of EMPTYING_DELETES_SQL) {
       for (;;) {
         const { meta } = await d1.prepare(sql).bind(CUBE_BACKFILL_KEY).run();
