@@ -19,13 +19,7 @@ export default {
   async scheduled(controller, env) {
     for (const report of await dropRetiredPartitions(env, controller.scheduledTime)) console.log('analytics retention', report);
     for (const report of await backfillCubes(env, controller.scheduledTime, { budgetMs: CUBE_BACKFILL_BUDGET_MS })) {
-      if (report.phase === 'refused')
-        console.error(
-          'dimension cube backfill refused: the database is marked cube:incomplete while conversations hold the current ' +
-            'generation. The migration that marked it must raise CUBE_GENERATION (src/analytics/rollups.ts); until then ' +
-            'queries of the cube read raw rows.',
-          report,
-        );
+      if (report.phase === 'refused') console.error(`dimension cube backfill refused: ${report.reason}`, report);
       else console.log('dimension cube backfill', report);
     }
   },

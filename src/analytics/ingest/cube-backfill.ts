@@ -45,6 +45,8 @@ export interface BackfillReport {
   phase: 'emptying' | 'filling' | 'whole' | 'refused';
   rowsDeleted: number;
   conversationsAdded: number;
+  /** Why a run was refused, and the fix. */
+  reason?: string;
 }
 
 /**
@@ -111,6 +113,9 @@ export async function backfillCube(
     // keep reading the raw rows, and the scheduled handler logs it as an error.
     if ((await d1.prepare(HOLDS_GENERATION_SQL).bind(CUBE_GENERATION).first<number>('found')) === 1) {
       report.phase = 'refused';
+      report.reason =
+        'the database is marked cube:incomplete while conversations hold the current generation. The migration that ' +
+        'marked it must raise CUBE_GENERATION (src/analytics/rollups.ts); until then queries of the cube read raw rows.';
       return report;
     }
     for (const sql of EMPTYING_DELETES_SQL) {
