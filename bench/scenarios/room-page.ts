@@ -13,15 +13,14 @@
  *   long tasks (PerformanceObserver 'longtask'), and post start → the message in the page, p50/p99.
  * - Scroll-up loads of 100 older messages with ~10,000 in the DOM: the page's own `room:render`
  *   measure of each (message-list.ts), which includes the layout the reader's anchor forces.
- * - The two live phases again from a light source (measureLiveLight): the page's socket and history
- *   answered inside Playwright from the stored messages, the server idle. Under `wrangler dev` the
+ * - The two live phases again from a light source (measureLiveLight): the page's socket answered
+ *   inside Playwright with messages the server stored before the phase, the server idle. Under `wrangler dev` the
  *   Worker, its room and wrangler's proxy share the two cores with Chromium, so the server-fed
  *   phases measure the machine as much as the page; both are kept, and each phase also says how
  *   much of its long-task time lies inside the page's own flushes (room:render).
  */
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { randomUUID } from 'node:crypto';
 import type { Browser, BrowserContext, Page, WebSocketRoute } from 'playwright-core';
 import { type ChatMessage, PROTOCOL } from '../../src/chat/protocol';
 import { launchChromium } from '../../test/e2e/support/browser';
@@ -159,14 +158,14 @@ async function post(url: string, n: number): Promise<{ t0: number; seq: number }
   return { t0, seq };
 }
 
-async function fill(hook: Hook, count: number, label: string): Promise<void> {
+async function fill(hook: Hook, count: number, label: string, from = 0): Promise<void> {
   let next = 0;
   let lastReport = Date.now();
   await Promise.all(
     Array.from({ length: POST_IN_FLIGHT }, async () => {
       while (next < count) {
         const n = next++;
-        await post(hook.url, n);
+        await post(hook.url, from + n);
         if (Date.now() - lastReport > 5_000) {
           lastReport = Date.now();
           progress(`${SCENARIO}: ${label}: ${next.toLocaleString('en-US')} of ${count.toLocaleString('en-US')} posted`);
@@ -239,7 +238,15 @@ async function openPage(
   page.on('pageerror', (err) => errors.push(err.message));
   await page.goto(`${base}/rooms/${roomId}`, { waitUntil: 'commit', timeout: 60_000 });
   // Waited for from the navigation's commit on: #state may not be parsed yet.
-  await waitUntil('the page to go live', async () => (await page.evaluate(`document.getElementById('state')?.className`)) === 'live');
+  try {
+    await waitUntil('the page to go live', async () => (await page.evaluate(`document.getElementById('state')?.className`)) === 'live');
+  } catch (err) {
+    // What the page says, for the report: its state line and errors.
+    const state = await page.evaluate(`document.getElementById('state')?.outerHTML ?? 'no #state'`).catch(() => 'unreadable');
+    throw new Error(
+      `${(err as Error).message}; the page shows ${String(state).slice(0, 300)}; page errors: ${errors.join('; ') || 'none'}`,
+    );
+  }
   return { context, page, errors };
 }
 
@@ -277,7 +284,20 @@ async function measureOpen(browser: Browser, base: string, roomId: string, viewe
 /** A live source: sends messages at LIVE_RATE for `seconds`; each one's send start (epoch ms) and seq. */
 type LiveSource = (seconds: number) => Promise<{ t0: number; seq: number }[]>;
 
+/** CDP's Runtime.getHeapUsage: V8's heap, and Blink's (the DOM, styles, layout; `embedderHeapUsedSize`). */
+interface HeapUsage {
+  usedSize: number;
+  totalSize: number;
+  embedderHeapUsedSize: number;
+}
+
 interface LiveFigures {
+  /** Requests for the senders' icons during the phase (the page's messages all share one). */
+  iconLoads: number;
+  /** Messages in the DOM when the phase ends (`domSize`: when it starts); the page keeps FOLLOW_KEEP while following. */
+  domAtEnd: number;
+  /** The page's heaps after the phase and a full collection (the light source's large phase). */
+  heap?: HeapUsage;
   /**
    * Attribution on the page's own timeline: the long tasks' total time, and how much of it lies
    * inside the page's flushes (room:render measures overlapping each long task).
@@ -292,6 +312,8 @@ interface LiveFigures {
   renders: { count: number; p50: number; p99: number; max: number };
   /** Each flush: when (page time), how long, how many messages it added below. */
   flushes: { at: number; ms: number; newer: number }[];
+  /** The page's drops of the oldest groups while following (room:drop): tasks, messages, the longest, ms. */
+  drops: { count: number; dropped: number; max: number };
   posted: number;
   shown: number;
   domSize: number;
@@ -306,12 +328,19 @@ async function measureLive(page: Page, source: LiveSource, seconds: number): Pro
   const before = (await perfOf(page)).added.length;
   const rendersBefore = (await page.evaluate(`performance.getEntriesByName(${JSON.stringify(RENDER_MEASURE)}).length`)) as number;
   const domSize = (await page.evaluate(`document.querySelectorAll('#messages li.message').length`)) as number;
+  let iconLoads = 0;
+  const countIcons = (r: { url(): string }) => {
+    if (r.url().includes('/assets/chat/icons/')) iconLoads++;
+  };
+  page.on('request', countIcons);
   const started = epochNow();
   const posts = await source(seconds);
   const last = Math.max(...posts.map((p) => p.seq));
   await waitUntil('the live messages', async () => (await perfOf(page)).added.some(([seq]) => seq === last), 30_000);
   await sleep(1_000);
   const ended = epochNow();
+  page.off('request', countIcons);
+  const domAtEnd = (await page.evaluate(`document.querySelectorAll('#messages li.message').length`)) as number;
   const perf = await perfOf(page);
   const shownAt = new Map(perf.added.slice(before).map(([seq, at]) => [seq, at]));
   const delays = posts.flatMap((p) => {
@@ -326,6 +355,15 @@ async function measureLive(page: Page, source: LiveSource, seconds: number): Pro
     )) as [number, number, number][]
   ).slice(rendersBefore);
   const flushes = entries.map(([, ms]) => ms);
+  const timeOrigin = (await page.evaluate('performance.timeOrigin')) as number;
+  // The page's drops of old groups while following (message-list.ts DROP_MEASURE), in this phase.
+  const drops = (
+    (await page.evaluate(`performance.getEntriesByName('room:drop').map((e) => [e.startTime, e.duration, e.detail.dropped])`)) as [
+      number,
+      number,
+      number,
+    ][]
+  ).filter(([at]) => at + timeOrigin >= started);
   const origin = (await page.evaluate('performance.timeOrigin')) as number;
   const times = (await page.evaluate(`performance.getEntriesByName('room:times').map((e) => [e.startTime, e.duration])`)) as [
     number,
@@ -340,12 +378,15 @@ async function measureLive(page: Page, source: LiveSource, seconds: number): Pro
     inTimesMs += overlap(at - origin, ms, times);
   }
   return {
+    iconLoads,
+    domAtEnd,
     longTaskMs: longTasks.reduce((a, b) => a + b, 0),
     inFlushesMs,
     inTimesMs,
     longTaskAt: phaseTasks.map(([at, ms]) => [Math.round(at - origin), Math.round(ms)]),
     renders: { count: flushes.length, p50: percentile(flushes, 50), p99: percentile(flushes, 99), max: Math.max(0, ...flushes) },
     flushes: entries.map(([at, ms, newer]) => ({ at: Math.round(at), ms: Math.round(ms * 10) / 10, newer })),
+    drops: { count: drops.length, dropped: drops.reduce((n, [, , d]) => n + d, 0), max: Math.max(0, ...drops.map(([, ms]) => ms)) },
     posted: posts.length,
     shown: delays.length,
     domSize,
@@ -358,10 +399,10 @@ async function measureLive(page: Page, source: LiveSource, seconds: number): Pro
 
 const median = (values: number[]) => percentile(values, 50);
 
-/** Every message of a room as the history answers it (the server's HTML), oldest first. */
-async function storedMessages(base: string, token: string, roomId: string): Promise<ChatMessage[]> {
+/** Every message of a room after seq `from` as the history answers it (the server's HTML), oldest first. */
+async function storedMessages(base: string, token: string, roomId: string, from = 0): Promise<ChatMessage[]> {
   const all: ChatMessage[] = [];
-  let after = 0;
+  let after = from;
   for (;;) {
     const page = await api<{ entities: ChatMessage[]; nextAfter?: number }>(
       base,
@@ -375,24 +416,45 @@ async function storedMessages(base: string, token: string, roomId: string): Prom
   }
 }
 
+/** What a trace of the light source's large phase records: tasks, style and layout, paint, script and both heaps' collections. */
+const TRACE_CATEGORIES = ['devtools.timeline', 'blink.user_timing', 'v8', 'blink_gc', 'toplevel'];
+
 /**
- * The live phases again with the server out of the page's way: the page's room socket and history
- * reads are answered inside Playwright from the messages the server stored (their real HTML), and
- * new ones (copies of them with the next seqs) are sent on the socket at LIVE_RATE from this
- * process. The Worker, its room and wrangler's proxy sit idle, so the two cores are left to
- * Chromium and this driver: what the page's main thread still spends is the page's own work. The
- * frames are the ones the room sends (one message per frame, as at 200 posts/s), the page is the
- * same build and does the same acks, and the DOM holds the same messages.
+ * The live phases again with the server out of the page's way: the page's room socket is answered
+ * inside Playwright, and messages the server stored beforehand (their real HTML, their seqs) are
+ * sent on it at LIVE_RATE from this process, while the Worker, its room and wrangler's proxy sit
+ * idle; so the two cores are left to Chromium and this driver, and what the page's main thread
+ * still spends is the page's own work. The frames are the ones the room sends (one message per
+ * frame, as at 200 posts/s), the page is the same build and does the same acks, and the DOM holds
+ * the same messages.
+ *
+ * History reads go to the server, which holds every message the socket has sent: each phase's
+ * messages are posted before the phase (the page's socket does not see them) and sent during it.
+ * Nothing else is routed because Playwright turns the browser's cache off for a context with any
+ * `route`: then every avatar `<img>` of a new message loaded its icon again as a resource of its
+ * own, each SVG an image document of its own (893 of them in the run of 11-27 14:17), which no real
+ * page does (`--page-assets` routes room.js and room.css, so it has that cost too).
  */
 async function measureLiveLight(
   browser: Browser,
   base: string,
-  roomId: string,
+  token: string,
+  room: { roomId: string; hook: Hook },
   viewerToken: string,
-  stored: readonly ChatMessage[],
   seconds: number,
 ): Promise<{ floor: LiveFigures; big: LiveFigures }> {
-  const messages = [...stored];
+  // What the socket has sent, and what it sends next (stored, not yet sent).
+  const sent = await storedMessages(base, token, room.roomId);
+  let queue: ChatMessage[] = [];
+  const total = Math.round(LIVE_RATE * seconds);
+  /** Posts the next phase's messages to the server (no page watches them arrive) and queues them. */
+  const stock = async () => {
+    const after = sent.at(-1)?.seq ?? 0;
+    await fill(room.hook, total, 'light source stock', after);
+    queue = (await storedMessages(base, token, room.roomId, after)).slice(0, total);
+    if (queue.length !== total) throw new Error(`${SCENARIO}: light source stocked ${queue.length} of ${total}`);
+    await sleep(1_000);
+  };
   let socket: WebSocketRoute | undefined;
   const prepare = async (context: BrowserContext) => {
     await context.routeWebSocket(/\/api\/v1\/rooms\/[^/]+\/ws\?/, (ws) => {
@@ -403,45 +465,32 @@ async function measureLiveLight(
       const query = new URL(ws.url()).searchParams;
       const after = query.get(PROTOCOL.query.after);
       const tail = Number(query.get(PROTOCOL.query.tail) ?? 0);
-      const replay = after !== null ? messages.filter((m) => m.seq > Number(after)) : messages.slice(-tail);
+      const replay = after !== null ? sent.filter((m) => m.seq > Number(after)) : sent.slice(-tail);
       for (let i = 0; i < replay.length; i += 200) ws.send(JSON.stringify({ type: 'messages', messages: replay.slice(i, i + 200) }));
-      ws.send(JSON.stringify({ type: 'ready', lastSeq: messages.at(-1)?.seq ?? 0 }));
-    });
-    await context.route(/\/api\/v1\/rooms\/[^/]+\/messages\?/, (route) => {
-      const query = new URL(route.request().url()).searchParams;
-      const after = Number(query.get('after') ?? 0);
-      const before = query.has('before') ? Number(query.get('before')) : Number.POSITIVE_INFINITY;
-      const limit = Number(query.get('limit') ?? 100);
-      const matching = messages.filter((m) => m.seq > after && m.seq < before);
-      const entities = matching.slice(0, limit);
-      const more = matching.length > limit ? { nextAfter: entities.at(-1)!.seq } : {};
-      return route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ entities, ...more }) });
+      ws.send(JSON.stringify({ type: 'ready', lastSeq: sent.at(-1)?.seq ?? 0 }));
     });
   };
   const source: LiveSource = async (phaseSeconds) => {
     const interval = 1000 / LIVE_RATE;
-    const total = Math.round(LIVE_RATE * phaseSeconds);
+    const count = Math.min(queue.length, Math.round(LIVE_RATE * phaseSeconds));
     const start = epochNow() + 20;
-    const sent: { t0: number; seq: number }[] = [];
-    for (let i = 0; i < total; i++) {
+    const out: { t0: number; seq: number }[] = [];
+    for (let i = 0; i < count; i++) {
       const wait = start + i * interval - epochNow();
       if (wait > 1) await sleep(wait);
-      const m: ChatMessage = {
-        ...stored[i % stored.length]!,
-        id: randomUUID(),
-        seq: messages.at(-1)!.seq + 1,
-        createdAt: new Date().toISOString(),
-      };
-      messages.push(m);
+      const m = queue[i]!;
+      sent.push(m);
       const t0 = epochNow();
       socket?.send(JSON.stringify({ type: 'messages', messages: [m] }));
-      sent.push({ t0, seq: m.seq });
+      out.push({ t0, seq: m.seq });
     }
-    return sent;
+    queue = queue.slice(count);
+    return out;
   };
-  const { context, page, errors } = await openPage(browser, base, roomId, viewerToken, prepare);
+  await stock();
+  const { context, page, errors } = await openPage(browser, base, room.roomId, viewerToken, prepare);
   try {
-    const last = messages.at(-1)!.seq;
+    const last = sent.at(-1)!.seq;
     await waitUntil('the latest message', async () => (await perfOf(page)).added.some(([seq]) => seq === last));
     await sleep(1_000);
     const floor = await measureLive(page, source, seconds);
@@ -453,10 +502,18 @@ async function measureLiveLight(
       async () => (await page.$$eval('#messages li.message.linked', (els) => els.map((el) => el.getAttribute('data-seq')))).join() === '1',
     );
     await page.evaluate('window.scrollTo(0, document.documentElement.scrollHeight)');
-    await sleep(1_000);
+    await stock();
     await page.evaluate('window.scrollTo(0, document.documentElement.scrollHeight)');
     await sleep(500);
+    // ROOM_PAGE_TRACE=file: a Chromium performance trace of this phase (chrome://tracing, Perfetto).
+    const trace = process.env.ROOM_PAGE_TRACE;
+    if (trace) await browser.startTracing(page, { path: trace, categories: TRACE_CATEGORIES });
     const big = await measureLive(page, source, seconds);
+    if (trace) await browser.stopTracing();
+    // What the page retains: both heaps after a full collection.
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('HeapProfiler.collectGarbage');
+    big.heap = (await cdp.send('Runtime.getHeapUsage')) as HeapUsage;
     progress(`${SCENARIO}: light source, live with ${big.domSize} in the DOM: ${summary(big)}`);
     if (errors.length > 0) throw new Error(`page errors: ${errors.join('; ')}`);
     return { floor, big };
@@ -469,7 +526,7 @@ async function measureLiveLight(
 function summary(f: LiveFigures): string {
   const slowest = [...f.flushes].sort((a, b) => b.ms - a.ms).slice(0, 5);
   const over = f.longTasks.filter((d) => d > LONG_TASK_MS).length;
-  return `${f.shown} of ${f.posted} shown, long tasks ${f.longTasks.length}, ${over} over ${LONG_TASK_MS} ms (max ${Math.max(0, ...f.longTasks).toFixed(0)} ms; ${f.longTaskMs.toFixed(0)} ms, ${f.inFlushesMs.toFixed(0)} in flushes, ${f.inTimesMs.toFixed(0)} in time refreshes), ${f.renders.count} flushes (p50 ${f.renders.p50.toFixed(1)} ms), slowest ${slowest.map((x) => `${x.ms} ms/${x.newer}`).join(', ')}`;
+  return `${f.shown} of ${f.posted} shown, ${f.domSize} → ${f.domAtEnd} in the DOM, long tasks ${f.longTasks.length}, ${over} over ${LONG_TASK_MS} ms (max ${Math.max(0, ...f.longTasks).toFixed(0)} ms; ${f.longTaskMs.toFixed(0)} ms, ${f.inFlushesMs.toFixed(0)} in flushes, ${f.inTimesMs.toFixed(0)} in time refreshes), ${f.renders.count} flushes (p50 ${f.renders.p50.toFixed(1)} ms), ${f.drops.count} drops of ${f.drops.dropped} (max ${f.drops.max.toFixed(1)} ms), icon requests ${f.iconLoads}, slowest ${slowest.map((x) => `${x.ms} ms/${x.newer}`).join(', ')}`;
 }
 
 export async function roomPageScenario(o: RoomPageOptions): Promise<void> {
@@ -603,7 +660,7 @@ export async function roomPageScenario(o: RoomPageOptions): Promise<void> {
     const dom = liveBig.domSize.toLocaleString('en-US');
     o.results.add({
       scenario: SCENARIO,
-      metric: `live ${LIVE_RATE} messages/s for ${liveSeconds} s with ${dom} in the DOM: long tasks over ${LONG_TASK_MS} ms (of ${liveBig.longTasks.length} long tasks)`,
+      metric: `live ${LIVE_RATE} messages/s for ${liveSeconds} s with ${dom} in the DOM at the start (${liveBig.domAtEnd.toLocaleString('en-US')} at the end, ${liveBig.drops.count} drops of old groups up to ${liveBig.drops.max.toFixed(0)} ms): long tasks over ${LONG_TASK_MS} ms (of ${liveBig.longTasks.length} long tasks)`,
       value: over(liveBig),
       unit: 'tasks',
       peer: `the same with the latest ${liveFloor.domSize} in the DOM`,
@@ -647,13 +704,19 @@ export async function roomPageScenario(o: RoomPageOptions): Promise<void> {
     });
 
     // ---- the same live phases fed by a light source (the server idle): the page's own share -----
-    const stored = await storedMessages(base, o.token, big.roomId);
-    const light = await measureLiveLight(browser, base, big.roomId, viewerToken, stored, liveSeconds);
+    const light = await measureLiveLight(browser, base, o.token, big, viewerToken, liveSeconds);
     detail.liveLight = light;
+    const heap = light.big.heap!;
+    o.results.add({
+      scenario: SCENARIO,
+      metric: `the page's heap after the light source's phase with ${light.big.domSize.toLocaleString('en-US')} in the DOM at its start, and a full collection: V8's + Blink's (DOM, styles, layout; ${(heap.embedderHeapUsedSize / 2 ** 20).toFixed(0)} MiB)`,
+      value: Math.round((heap.usedSize + heap.embedderHeapUsedSize) / 2 ** 20),
+      unit: 'MiB',
+    });
     const lightDom = light.big.domSize.toLocaleString('en-US');
     o.results.add({
       scenario: SCENARIO,
-      metric: `live ${LIVE_RATE} messages/s from a light source (the socket fed by the bench, the server idle) with ${lightDom} in the DOM: long tasks over ${LONG_TASK_MS} ms (of ${light.big.longTasks.length})`,
+      metric: `live ${LIVE_RATE} messages/s from a light source (the socket fed by the bench, the server idle) with ${lightDom} in the DOM at the start (${light.big.domAtEnd.toLocaleString('en-US')} at the end, ${light.big.drops.count} drops up to ${light.big.drops.max.toFixed(0)} ms): long tasks over ${LONG_TASK_MS} ms (of ${light.big.longTasks.length})`,
       value: over(light.big),
       unit: 'tasks',
       peer: `the same with the latest ${light.floor.domSize} in the DOM`,

@@ -18,6 +18,8 @@ import { ARTIFACTS, closeTestbed, openTestbed } from './support/testbed';
 import { attachProbe, makeMessage, type Probe, type ScriptedRoom, scriptRoom, waitFor } from './support/page-probe';
 
 const MINUTE = 60_000;
+/** Messages the page keeps in the DOM while the reader follows (FOLLOW_KEEP of src/chat/page/client/message-list.ts). */
+const FOLLOW_KEEP = 1_000;
 const DAY = 24 * 60 * MINUTE;
 
 let server: DevServer;
@@ -65,6 +67,19 @@ async function answerToken(page: Page): Promise<void> {
 
 const seqsOnPage = (page: Page) =>
   page.$$eval('#messages li.message', (items) => items.map((item) => Number(item.getAttribute('data-seq')))) as Promise<number[]>;
+
+/** Scrolls to the top, up to `tries` times `pauseMs` apart, until the page shows message #1 (each time loads older ones). */
+async function scrollBackToFirst(page: Page, tries: number, pauseMs: number): Promise<void> {
+  for (let i = 0; i < tries && (await seqsOnPage(page))[0] !== 1; i++) {
+    await page.evaluate('window.scrollTo(0, 0)');
+    await sleep(pauseMs);
+  }
+  await waitFor(
+    'every message back',
+    () => seqsOnPage(page),
+    (s) => s[0] === 1,
+  );
+}
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
@@ -318,15 +333,7 @@ describe('wall-screen mode', () => {
     expect(await page.evaluate('localStorage.getItem("switchboard.wall")')).toBe('0');
     expect(new URL(page.url()).searchParams.has('wall')).toBe(false);
     // Scrolling to the top brings the older messages back, down to #1.
-    for (let i = 0; i < 5 && (await seqsOnPage(page))[0] !== 1; i++) {
-      await page.evaluate('window.scrollTo(0, 0)');
-      await sleep(400);
-    }
-    await waitFor(
-      'every message back',
-      () => seqsOnPage(page),
-      (s) => s[0] === 1,
-    );
+    await scrollBackToFirst(page, 5, 400);
     expect(await seqsOnPage(page)).toEqual(range(1, 140));
     await page.close();
   });
@@ -423,6 +430,13 @@ describe('history people can use', () => {
     const seqs = await seqsOnPage(page);
     expect(seqs[0]).toBeLessThanOrEqual(150);
     expect(seqs).toEqual(range(seqs[0]!, 1_000));
+    // The reads forward filled the gap before the latest 100 in one place; the page split what grew
+    // there into groups again, so the browser can skip those out of view.
+    const groups = (await page.$$eval('#messages > li.group', (items) =>
+      items.map((item) => item.querySelectorAll(':scope > ol > li.message').length),
+    )) as number[];
+    expect(groups.reduce((a, b) => a + b, 0)).toBe(seqs.length);
+    expect(Math.max(...groups)).toBeLessThanOrEqual(200);
     const inView = () =>
       page.evaluate(`(() => {
         const box = document.querySelector('#messages li.linked').getBoundingClientRect();
@@ -446,7 +460,7 @@ describe('history people can use', () => {
 });
 
 describe('a busy room', () => {
-  it('shows a burst of 1,500 live messages in seq order, spread over frames, following the bottom, in groups of at most 100', async () => {
+  it('shows a burst of 1,500 live messages in seq order, spread over frames, following the bottom, in groups of at most 100; keeps the latest ~1,000 in the DOM while following, and brings the rest back as the reader scrolls up', async () => {
     const { page, probe, room, roomId } = await openScripted((id) => history(id, 100));
     const rendersBefore = (await page.evaluate(`performance.getEntriesByName('room:render').length`)) as number;
     const now = new Date().toISOString();
@@ -455,10 +469,19 @@ describe('a busy room', () => {
     await waitFor(
       'the whole burst',
       () => seqsOnPage(page),
-      (s) => s.at(-1) === 1_600 && s.length === 1_600,
+      (s) => s.at(-1) === 1_600,
       60_000,
     );
-    expect(await seqsOnPage(page)).toEqual(range(1, 1_600));
+    // Following, the page keeps the latest FOLLOW_KEEP and up to a group more, gapless, dropping whole groups from the top.
+    await waitFor(
+      'the DOM trimmed',
+      () => page.$$eval('#messages > li.group', (items) => items.map((item) => item.querySelectorAll(':scope > ol > li.message').length)),
+      (groups) => groups.every((n) => n > 0) && groups.reduce((a, b) => a + b, 0) <= FOLLOW_KEEP + 100,
+    );
+    const kept = await seqsOnPage(page);
+    expect(kept.length).toBeGreaterThanOrEqual(FOLLOW_KEEP);
+    expect(kept.length).toBeLessThanOrEqual(FOLLOW_KEEP + 100);
+    expect(kept).toEqual(range(1_601 - kept.length, 1_600));
     // Not one insert of everything: the page's own measures show the burst went in slices.
     const newer = ((await page.evaluate(`performance.getEntriesByName('room:render').map((e) => e.detail.newer)`)) as number[]).slice(
       rendersBefore,
@@ -466,11 +489,15 @@ describe('a busy room', () => {
     expect(newer.reduce((a, b) => a + b, 0)).toBe(1_500);
     expect(newer.length).toBeGreaterThan(1);
     expect(Math.max(...newer)).toBeLessThan(1_500);
+    // Dropped in tasks of their own, whole groups each.
+    const drops = (await page.evaluate(`performance.getEntriesByName('room:drop').map((e) => e.detail.dropped)`)) as number[];
+    expect(drops.reduce((a, b) => a + b, 0)).toBe(1_600 - kept.length);
+    expect(drops.every((n) => n % 100 === 0)).toBe(true);
     // Groups of at most 100 messages, in order, and the reader still at the bottom.
     const groups = (await page.$$eval('#messages > li.group', (items) =>
       items.map((item) => item.querySelectorAll(':scope > ol > li.message').length),
     )) as number[];
-    expect(groups.reduce((a, b) => a + b, 0)).toBe(1_600);
+    expect(groups.reduce((a, b) => a + b, 0)).toBe(kept.length);
     expect(Math.max(...groups)).toBeLessThanOrEqual(100);
     await waitFor(
       'the bottom',
@@ -478,6 +505,10 @@ describe('a busy room', () => {
       (atBottom) => atBottom,
     );
     expect(await page.isHidden('#new-marker')).toBe(true);
+
+    // Scrolling up reads the dropped messages back, down to #1, and keeps them (the reader is not following).
+    await scrollBackToFirst(page, 30, 300);
+    expect(await seqsOnPage(page)).toEqual(range(1, 1_600));
     expect(probe.pageErrors).toEqual([]);
     await page.close();
   });

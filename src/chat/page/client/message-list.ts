@@ -8,6 +8,8 @@ const STICKY_BOTTOM_PX = 40;
 const FLUSH_FALLBACK_MS = 250;
 /** The name of the performance-timeline measure of each flush (tests and the bench read it). */
 export const RENDER_MEASURE = 'room:render';
+/** The measure of each drop of the oldest groups while following (tests and the bench read it). */
+export const DROP_MEASURE = 'room:drop';
 /** The measure of each refresh of the relative times in view (the bench reads it). */
 export const TIMES_MEASURE = 'room:times';
 /**
@@ -16,6 +18,16 @@ export const TIMES_MEASURE = 'room:times';
  * message a child of one list, each insert's layout visited all of them (bench/FINDINGS.md).
  */
 const GROUP_SIZE = 100;
+/**
+ * While the reader follows at the bottom, the DOM keeps about this many messages: the oldest groups
+ * go once this many and a group more are in it. A page kept open for days would otherwise hold
+ * every message it ever showed (~30 KB of the browser's heap each, whose collections became the
+ * long tasks of a live page holding 16,000; bench/FINDINGS.md). Older ones come back as the reader
+ * scrolls up; history the reader is reading (away from the bottom) is kept.
+ */
+export const FOLLOW_KEEP = 1_000;
+/** What emptying old groups may take of one drop task, ms (one group at the least; #dropSoon). */
+const DROP_BUDGET_MS = 6;
 /** What one frame's inserts of new messages aim to take at most, ms; a long task is 50. */
 const FRAME_BUDGET_MS = 12;
 /** New messages per frame at the least: above 200 a second at 60 frames a second. */
@@ -77,8 +89,25 @@ export class MessageList {
   #groups: Group[] = [];
   /** What inserting one message has cost lately (a moving average over flushes), ms. */
   #msPerMessage = 0.5;
+  /**
+   * A group is laid out in full once, then marked `settled` (room.css), and only then may the
+   * browser skip it out of view: by then it remembers its real height, so skipping it moves nothing.
+   * Skipped from the start, it would count as a placeholder height until first shown, and the
+   * reader's place (older pages above, a deep link's target) would move when it is.
+   */
+  readonly #settling = new ResizeObserver((entries) => {
+    for (const entry of entries) {
+      if (entry.contentRect.height === 0) continue;
+      entry.target.classList.add('settled');
+      this.#settling.unobserve(entry.target);
+    }
+  });
   /** A refresh of the relative times in view is due on the next frame (the reader scrolled). */
   #timesFrame = 0;
+  /** Groups emptied by #dropOldestGroup, still in the DOM (oldest first) until #removeHollow. */
+  #hollow: HTMLLIElement[] = [];
+  /** A task that drops the oldest groups is due (#dropSoon). */
+  #dropTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(list: HTMLOListElement, end: HTMLElement, hooks: ListHooks) {
     this.#list = list;
@@ -270,20 +299,26 @@ export class MessageList {
     const anchor = !following && changesAbove ? this.#firstVisible(Math.max(0, trimBy - older.length)) : undefined;
     const anchorTop = anchor?.item.getBoundingClientRect().top;
 
+    // Older messages go above the first group: emptied ones, still above it, go first.
+    if (older.length > 0) this.#removeHollow();
     if (older.length > 0) this.#prepend(older);
     if (newer.length > 0) this.#append(newer);
     const order = [...older.map((v) => v.seq), ...this.#order, ...newer.map((v) => v.seq)];
+    const grown = new Set<Element>();
     for (const view of between) {
       const at = upperBound(order, view.seq);
       const next = this.#shown.get(order[at]!)!.item;
       // Before the next message's day separator, if it has one; the separator moves up if need be.
       const before = next.previousElementSibling?.classList.contains('day') ? next.previousElementSibling : next;
       before.before(view.item);
+      grown.add(next.parentElement!);
       order.splice(at, 0, view.seq);
     }
+    for (const list of grown) this.#split(list);
     this.#order = order;
     for (const view of [...older, ...between, ...newer]) this.#placeDay(view, now);
     this.#trim();
+    if (following && this.#keep === null && this.#order.length > FOLLOW_KEEP + GROUP_SIZE) this.#dropSoon();
     // Before the reader's place is restored: what the page changes in turn (the "Load older" button
     // goes when the first message arrives) is then part of what is corrected for.
     this.#hooks.changed();
@@ -308,9 +343,48 @@ export class MessageList {
   #newGroup(): Group {
     const item = document.createElement('li');
     item.className = 'group';
+    this.#settling.observe(item);
     const list = document.createElement('ol');
     item.append(list);
     return { item, list };
+  }
+
+  /**
+   * A group grown past twice GROUP_SIZE (messages inserted between others: a deep link's reads
+   * forward fill the gap before the latest group) keeps its first GROUP_SIZE; the rest move to new
+   * groups after it. Else one group could hold most of the room, always partly in view, never
+   * skipped by the browser, and laid out again whenever content above it changes.
+   */
+  #split(list: Element): void {
+    const index = this.#groups.findIndex((g) => g.list === list);
+    const group = this.#groups[index];
+    if (group === undefined) return;
+    const children = [...group.list.children];
+    let messages = 0;
+    for (const child of children) if (child.classList.contains('message')) messages++;
+    if (messages <= 2 * GROUP_SIZE) return;
+    const made: Group[] = [];
+    let current: Group = group;
+    let count = 0;
+    // Separators wait for the message they stand before, so a day's label stays in its group.
+    let waiting: Element[] = [];
+    for (const child of children) {
+      if (!child.classList.contains('message')) {
+        waiting.push(child);
+        continue;
+      }
+      if (count === GROUP_SIZE) {
+        current = this.#newGroup();
+        made.push(current);
+        count = 0;
+      }
+      count++;
+      if (current !== group) current.list.append(...waiting, child);
+      waiting = [];
+    }
+    if (waiting.length > 0 && current !== group) current.list.append(...waiting);
+    group.item.after(...made.map((g) => g.item));
+    this.#groups.splice(index + 1, 0, ...made);
   }
 
   /** Older messages (ascending) above the first: the first group filled up to GROUP_SIZE, new groups above it. */
@@ -398,6 +472,76 @@ export class MessageList {
       this.#hooks.removed(view);
     }
     const first = this.#shown.get(this.#order[0]!)!;
+    this.#daysFrom(first);
+    // Groups left with no message go (the first message's group holds its day's separator).
+    while (this.#groups.length > 0 && !this.#groups[0]!.list.contains(first.item)) this.#groups.shift()!.item.remove();
+  }
+
+  /**
+   * While the reader follows, the oldest groups beyond FOLLOW_KEEP leave the DOM, in tasks of their
+   * own after the flush, so that work never adds to a frame's inserts. A task empties groups (as
+   * many as DROP_BUDGET_MS allows, one at the least); once nothing is left to drop, the last one
+   * takes the empty groups out. Emptying a group the browser skips (out of view, room.css) moves
+   * nothing, for it keeps its remembered height; taking a group out of the DOM lays out every group
+   * after it again (20–45 ms a time with 16,000 messages after it, bench/FINDINGS.md), so that
+   * waits until only the kept ones are left. Each task measures itself (DROP_MEASURE).
+   */
+  #dropSoon(): void {
+    if (this.#dropTimer !== undefined) return;
+    this.#dropTimer = setTimeout(() => {
+      this.#dropTimer = undefined;
+      const start = performance.now();
+      let dropped = 0;
+      const more = () => this.#atBottom && this.#keep === null && this.#order.length > FOLLOW_KEEP + GROUP_SIZE;
+      if (more()) {
+        while (more() && (dropped === 0 || performance.now() - start < DROP_BUDGET_MS)) {
+          const n = this.#dropOldestGroup();
+          if (n === 0) break;
+          dropped += n;
+        }
+        this.#hooks.changed();
+      } else this.#removeHollow();
+      performance.measure(DROP_MEASURE, { start, end: performance.now(), detail: { dropped, shown: this.#order.length } });
+      if (more() || this.#hollow.length > 0) this.#dropSoon();
+    }, 0);
+  }
+
+  /** The oldest group's messages leave the DOM; the emptied group waits in #hollow. Returns how many. */
+  #dropOldestGroup(): number {
+    const group = this.#groups[0];
+    if (group === undefined || this.#groups.length < 2) return 0;
+    // Groups hold consecutive runs of #order: the first group's messages are its first entries.
+    let count = 0;
+    for (const child of group.list.children) if (child.classList.contains('message')) count++;
+    for (const seq of this.#order.splice(0, count)) {
+      const view = this.#shown.get(seq)!;
+      this.#shown.delete(seq);
+      this.#moving.delete(view);
+      this.#hooks.removed(view);
+    }
+    group.list.replaceChildren();
+    this.#hollow.push(group.item);
+    this.#groups.shift();
+    this.#daysFrom(this.#shown.get(this.#order[0]!)!);
+    return count;
+  }
+
+  /** The emptied groups leave the DOM in one go, the reader kept at the bottom or in their place. */
+  #removeHollow(): void {
+    if (this.#hollow.length === 0) return;
+    const anchor = this.#atBottom ? undefined : this.#firstVisible(0);
+    const anchorTop = anchor?.item.getBoundingClientRect().top;
+    for (const item of this.#hollow) item.remove();
+    this.#hollow = [];
+    if (this.#atBottom) this.#toBottom();
+    else if (anchor !== undefined && anchorTop !== undefined) {
+      const moved = anchor.item.getBoundingClientRect().top - anchorTop;
+      if (moved !== 0) window.scrollBy(0, moved);
+    }
+  }
+
+  /** With `first` the first message left: the separators of days before it go, and its day's moves to it. */
+  #daysFrom(first: MessageView): void {
     for (const [key, day] of this.#days) {
       if (day.firstSeq >= first.seq) continue;
       if (key === dayKey(first.at)) {
@@ -408,14 +552,34 @@ export class MessageList {
         this.#days.delete(key);
       }
     }
-    // Groups left with no message go (the first message's group holds its day's separator).
-    while (this.#groups.length > 0 && !this.#groups[0]!.list.contains(first.item)) this.#groups.shift()!.item.remove();
   }
 
-  /** The first message from `skip` on at least partly in or below the viewport (a binary search: one layout). */
+  /**
+   * The first message from `skip` on at least partly in or below the viewport: a binary search over
+   * the groups (their boxes are laid out even where the browser skips their content), then over the
+   * messages of the group found, so only laid-out messages are measured (one layout).
+   */
   #firstVisible(skip: number): MessageView | undefined {
-    let lo = skip;
-    let hi = this.#order.length - 1;
+    let lo = 0;
+    let hi = this.#groups.length - 1;
+    let group: Group | undefined;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.#groups[mid]!.item.getBoundingClientRect().bottom > 0) {
+        group = this.#groups[mid];
+        hi = mid - 1;
+      } else lo = mid + 1;
+    }
+    lo = skip;
+    hi = this.#order.length - 1;
+    const messages = group?.list.querySelectorAll<HTMLLIElement>(':scope > li.message');
+    if (messages !== undefined && messages.length > 0) {
+      const start = upperBound(this.#order, Number(messages[0]!.dataset.seq)) - 1;
+      if (start + messages.length - 1 >= skip) {
+        lo = Math.max(skip, start);
+        hi = start + messages.length - 1;
+      }
+    }
     let found: MessageView | undefined;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
@@ -425,7 +589,8 @@ export class MessageList {
         hi = mid - 1;
       } else lo = mid + 1;
     }
-    return found;
+    // Past the group (a skip beyond it): the first message after the range, if any.
+    return found ?? (hi + 1 < this.#order.length ? this.#shown.get(this.#order[hi + 1]!) : undefined);
   }
 }
 
