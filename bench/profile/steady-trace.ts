@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/profile/steady-trace.ts [--rate 200] [--seconds 10] [--viewers 100] [--direct] [--rounds N] [--fresh] [--snapshot DIR] [--profile] [--floor] [--heap]`
+ * `npx tsx bench/profile/steady-trace.ts [--rate 200] [--seconds 10] [--viewers 100] [--direct] [--rounds N] [--fresh] [--snapshot DIR] [--profile] [--alloc] [--floor] [--heap]`
  *
  * Where the tail of the steady-rate target comes from (issue 4, scenario 3): one room with its
  * viewers (the bench's viewer child process), an open loop of posts at `--rate` for `--seconds`,
@@ -22,7 +22,7 @@ import { percentile } from '../lib/stats';
 import { storeDir } from '../lib/store';
 import { errorLines, migrate, ROOT, snapshotWorker, startDev } from '../lib/wrangler';
 import { floorUrl, floorWsUrl, hookUrl, isCeilingUp, openLoop, setUpRooms, statusLine, Viewers, wsUrl } from '../scenarios/chat';
-import { bundleModules, HeapSampler, heapUsage, inspectorTargets, Profiler, type CdpProfile } from './inspector';
+import { AllocationSampler, bundleModules, HeapSampler, heapUsage, inspectorTargets, Profiler, type CdpProfile } from './inspector';
 
 const PORT = 8824;
 const INSPECTOR = 8825;
@@ -47,6 +47,7 @@ async function main(): Promise<void> {
       direct: { type: 'boolean' },
       fresh: { type: 'boolean' },
       profile: { type: 'boolean' },
+      alloc: { type: 'boolean' },
       snapshot: { type: 'string' },
       floor: { type: 'boolean' },
       heap: { type: 'boolean' },
@@ -92,13 +93,18 @@ async function main(): Promise<void> {
       const targets = await inspectorTargets(dev.workerPid, INSPECTOR);
       profiler = await Profiler.attach(targets, ['worker', ...[...targets.keys()].filter((k) => k.startsWith('d1:db'))]);
     }
+    // --alloc: V8's sampling heap profiler on the Worker's isolate during each round.
+    const sampler = values.alloc ? await AllocationSampler.attach(await inspectorTargets(dev.workerPid, INSPECTOR), 'worker') : undefined;
     for (let round = 1; round <= rounds; round++) {
       await viewers.command({ type: 'reset' }, 'reset');
       await profiler?.start();
+      await sampler?.start();
       const meter = new CpuMeter(() => ({ 'workerd (Worker)': dev.workerPid, 'workerd (proxy)': dev.proxyPid, viewers: viewers.pid }));
       const posts = await openLoop(postUrl, rate, seconds, room.id);
       const cpu = meter.stop();
       const profiles = await profiler?.stop();
+      const bundled = bundleModules(path.join(buildDir, 'bundle', 'index.js'));
+      const allocations = await sampler?.stop((url, line) => (url.includes('index.js') ? bundled(line) : url));
       const accepted = posts.filter((p) => p.status === 200 && p.seq !== undefined);
       const collected = await viewers.command({ type: 'collect', expect: { [room.id]: accepted.length }, timeoutMs: 60_000 }, 'collected');
       const start = Math.min(...posts.map((p) => p.t0));
@@ -206,9 +212,15 @@ async function main(): Promise<void> {
           .join(' ')}`,
       );
       if (profiles) {
-        const moduleOf = bundleModules(path.join(buildDir, 'bundle', 'index.js'));
         for (const [name, profile] of profiles)
-          printStretches(name, profile, start, (url, line) => (url.includes('index.js') ? moduleOf(line) : url));
+          printStretches(name, profile, start, (url, line) => (url.includes('index.js') ? bundled(line) : url));
+      }
+      if (allocations) {
+        const total = allocations.reduce((n, [, b]) => n + b, 0);
+        console.log(
+          `worker: ${(total / 2 ** 20).toFixed(1)} MiB sampled as allocated in the round (${(total / accepted.length / 1024).toFixed(1)} KiB a post); the largest:`,
+        );
+        for (const [where, b] of allocations.slice(0, 25)) console.log(`  ${(b / 2 ** 20).toFixed(2).padStart(7)} MiB  ${where}`);
       }
     }
   } finally {
