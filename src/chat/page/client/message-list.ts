@@ -299,9 +299,11 @@ export class MessageList {
     const anchor = !following && changesAbove ? this.#firstVisible(Math.max(0, trimBy - older.length)) : undefined;
     const anchorTop = anchor?.item.getBoundingClientRect().top;
 
-    // Older messages go above the first group: emptied ones, still above it, go first.
-    if (older.length > 0) this.#removeHollow();
-    if (older.length > 0) this.#prepend(older);
+    if (older.length > 0) {
+      // Older messages go above the first group: emptied ones, still above it, go first.
+      this.#removeHollow();
+      this.#prepend(older);
+    }
     if (newer.length > 0) this.#append(newer);
     const order = [...older.map((v) => v.seq), ...this.#order, ...newer.map((v) => v.seq)];
     const grown = new Set<Element>();
@@ -359,10 +361,8 @@ export class MessageList {
     const index = this.#groups.findIndex((g) => g.list === list);
     const group = this.#groups[index];
     if (group === undefined) return;
+    if (messageCount(group.list) <= 2 * GROUP_SIZE) return;
     const children = [...group.list.children];
-    let messages = 0;
-    for (const child of children) if (child.classList.contains('message')) messages++;
-    if (messages <= 2 * GROUP_SIZE) return;
     const made: Group[] = [];
     let current: Group = group;
     let count = 0;
@@ -511,8 +511,7 @@ export class MessageList {
     const group = this.#groups[0];
     if (group === undefined || this.#groups.length < 2) return 0;
     // Groups hold consecutive runs of #order: the first group's messages are its first entries.
-    let count = 0;
-    for (const child of group.list.children) if (child.classList.contains('message')) count++;
+    const count = messageCount(group.list);
     for (const seq of this.#order.splice(0, count)) {
       const view = this.#shown.get(seq)!;
       this.#shown.delete(seq);
@@ -592,6 +591,13 @@ export class MessageList {
     // Past the group (a skip beyond it): the first message after the range, if any.
     return found ?? (hi + 1 < this.#order.length ? this.#shown.get(this.#order[hi + 1]!) : undefined);
   }
+}
+
+/** The messages of a group's list (its other items are day separators). */
+function messageCount(list: Element): number {
+  let n = 0;
+  for (const child of list.children) if (child.classList.contains('message')) n++;
+  return n;
 }
 
 function fragmentOf(views: readonly MessageView[], start: number, end: number): DocumentFragment {
