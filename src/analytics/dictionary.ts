@@ -1,4 +1,5 @@
 import type { Dimension } from './catalog';
+import { JSON_PARAM_MAX_CHARS, jsonChunks } from '../db/json-chunks';
 
 /**
  * The dimension-value dictionary (table dim_values): (dimension, value) -> small integer id, used by
@@ -81,4 +82,19 @@ export function forgetDictionary(database?: string): void {
   }
   for (const values of cache.get(database)?.values() ?? []) cached -= values.size;
   cache.delete(database);
+}
+
+/**
+ * Adds to `names` the values of these dictionary ids (the observation codec's references, which a
+ * row's reader resolves before decoding it: observation-codec.ts missingNames). Read per request,
+ * never kept: a database replaced underneath the isolate must not be read with another's names.
+ */
+export async function dictionaryNames(d1: D1Database, ids: ReadonlySet<number>, names: Map<number, string>): Promise<void> {
+  if (ids.size === 0) return;
+  const chunks = jsonChunks([...ids], JSON_PARAM_MAX_CHARS, JSON.stringify);
+  const found = await d1.batch<{ id: number; value: string }>(
+    chunks.map((chunk) => d1.prepare('SELECT id, value FROM dim_values WHERE id IN (SELECT value FROM json_each(?1))').bind(chunk)),
+  );
+  for (const { results } of found) for (const row of results) names.set(row.id, row.value);
+  for (const id of ids) if (!names.has(id)) throw new Error(`dictionary: id ${id} is not in dim_values`);
 }

@@ -2,7 +2,7 @@ import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { DIMENSION_INDEX as D, DIMENSIONS, METRIC_INDEX } from '../../src/analytics/catalog';
 import { forgetDictionary } from '../../src/analytics/dictionary';
-import { decodeObservations, encodeObservations, DATA_SQL } from '../../src/analytics/ingest/observation-codec';
+import { decodeObservations, encodeObservations, DATA_SQL, missingNames } from '../../src/analytics/ingest/observation-codec';
 import { ingestRecords } from '../../src/analytics/ingest/observations.store';
 import { ingestBodySchema } from '../../src/analytics/ingest/record.schema';
 import { toObservations, type DimValues, type Observation } from '../../src/analytics/ingest/to-observations';
@@ -124,8 +124,29 @@ describe('storage layout', () => {
       .bind(id)
       .first<{ type: string; bytes: number; data: string; first_emit: number }>();
     expect(row?.type).toBe('blob');
+    // The agent and the queue are named by their dictionary ids (observation-codec.ts, version 4).
+    const named = new Set<number>();
+    missingNames(row!.data, new Map(), named);
+    const { results: entries } = await env.DB.prepare(
+      `SELECT id, dim, value FROM dim_values WHERE (dim = 'userId' AND value = ?1) OR (dim = 'queueId' AND value = ?2)`,
+    )
+      .bind(user, 'q-storage')
+      .all<{ id: number; dim: string; value: string }>();
+    expect(entries).toHaveLength(2);
+    for (const e of entries) expect(named.has(e.id), e.dim).toBe(true);
+    const names = new Map<number, string>();
+    for (const ref of named) {
+      names.set(ref, (await env.DB.prepare('SELECT value FROM dim_values WHERE id = ?1').bind(ref).first<string>('value'))!);
+    }
+    expect(() => decodeObservations(row!.data, row!.first_emit, id)).toThrow(/dictionary id/);
     expect(
-      decodeObservations(row!.data, row!.first_emit, id).map((o) => [o.metric, o.emit, o.value, o.dims[D.userId], o.dims[D.queueId]]),
+      decodeObservations(row!.data, row!.first_emit, id, names).map((o) => [
+        o.metric,
+        o.emit,
+        o.value,
+        o.dims[D.userId],
+        o.dims[D.queueId],
+      ]),
     ).toEqual([
       [METRIC_INDEX.get('tAnswered'), ms(3, '10:00:04.000'), 4000, user, 'q-storage'],
       [METRIC_INDEX.get('tHandle'), ms(3, '10:01:34.000'), 90000, user, 'q-storage'],

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DIMENSION_INDEX as D, DIMENSIONS, METRIC_INDEX } from '../../src/analytics/catalog';
-import { decodeObservations, encodeObservations } from '../../src/analytics/ingest/observation-codec';
+import { decodeObservations, encodeObservations, missingNames } from '../../src/analytics/ingest/observation-codec';
 import { ingestBodySchema } from '../../src/analytics/ingest/record.schema';
 import { toObservations, type DimValues, type Observation } from '../../src/analytics/ingest/to-observations';
 import { conversation } from './builders';
@@ -16,7 +16,7 @@ function dims(values: Partial<Record<(typeof DIMENSIONS)[number], string | reado
 }
 const ascii = (s: string) => [...s].map((c) => c.charCodeAt(0).toString(16).padStart(2, '0')).join('');
 
-describe('observation codec, format version 3', () => {
+describe('observation codec, format version 4', () => {
   const uuid = 'aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee';
   const upper = 'AAAAAAAA-BBBB-CCCC-DDDD-EEEEEEEEEEEE';
   const session = { conversationId: 'c1', mediaType: 'voice', sessionId: uuid };
@@ -32,9 +32,9 @@ describe('observation codec, format version 3', () => {
     '00', // 'c1' is the row's id
     '0202', // WORDS[2] = 'voice'
     '01aaaaaaaabbbbccccddddeeeeeeeeeeee', // a lowercase UUID in 16 bytes
-    '09512dc3a9', // 'Q-é': 4 bytes of UTF-8 (head 5 + 4)
+    '0c512dc3a9', // 'Q-é': 4 bytes of UTF-8 (head 8 + 4)
     `0308${ascii('"\\ud800"')}`, // a lone surrogate: JSON text
-    `29${ascii(upper)}`, // an upper-case UUID is only 36 bytes of text
+    `2c${ascii(upper)}`, // an upper-case UUID is only 36 bytes of text
   ];
   const observationBytes = [
     '04', // observations: metric, tuple, zigzag(emit − previous), value
@@ -49,7 +49,20 @@ describe('observation codec, format version 3', () => {
     '010b04', // 1 changed: dim 11 (gap 11) = ref 4
     '0504050006000003000000', // 5 changed: dims 4, 5, 6, 10, 11 (gaps 4, 0, 0, 3, 0) = 5, 6, 0, 0, 0
   ];
-  const expected = ['03', ...strings, ...tuples, ...observationBytes].join('');
+  const expected = ['04', ...strings, ...tuples, ...observationBytes].join('');
+  // Rows written on 2026-11-27: UTF-8 heads start at 5.
+  const version3 = [
+    '03',
+    '06', // strings
+    '00',
+    '0202',
+    '01aaaaaaaabbbbccccddddeeeeeeeeeeee',
+    '09512dc3a9', // 'Q-é': head 5 + 4
+    `0308${ascii('"\\ud800"')}`,
+    `29${ascii(upper)}`,
+    ...tuples,
+    ...observationBytes,
+  ].join('');
   // Rows written before version 3: UTF-8 heads start at 4, lists are JSON text (below).
   const version2 = [
     '02',
@@ -89,6 +102,21 @@ describe('observation codec, format version 3', () => {
     expect(decodeObservations(expected, 1000, 'c1')).toEqual(observations);
   });
 
+  it('reads rows of version 3', () => {
+    expect(decodeObservations(version3, 1000, 'c1')).toEqual(observations);
+    // Version 3, one string (a list of 2: 'd1', 'd2' as heads 5 + 2), one tuple with divisionId = ref 1, one observation.
+    const row = [
+      '03',
+      '01',
+      `0402 07${ascii('d1')} 07${ascii('d2')}`.replaceAll(' ', ''),
+      '01',
+      `01${D.divisionId.toString(16).padStart(2, '0')}01`,
+      '01',
+      '02000001',
+    ].join('');
+    expect(decodeObservations(row, 5, 'c1')).toEqual([{ metric: 2, emit: 5, value: 1, dims: dims({ divisionId: ['d1', 'd2'] }) }]);
+  });
+
   it('reads rows of version 2', () => {
     expect(decodeObservations(version2, 1000, 'c1')).toEqual(observations);
     // Version 2, one string (a list's JSON text, head 4 + 11), one tuple with divisionId = ref 1, one observation.
@@ -111,10 +139,10 @@ describe('observation codec, format version 3', () => {
     const hex = encodeObservations(list, 5, 'c1');
     expect(hex).toBe(
       [
-        '03',
+        '04',
         '02',
-        `0402 07${ascii('d1')} 01aaaaaaaabbbbccccdddd000000000000`.replaceAll(' ', ''), // a list of 2: 'd1', a UUID
-        `0401 06${ascii('s')}`.replaceAll(' ', ''),
+        `0402 0a${ascii('d1')} 01aaaaaaaabbbbccccdddd000000000000`.replaceAll(' ', ''), // a list of 2: 'd1', a UUID
+        `0401 09${ascii('s')}`.replaceAll(' ', ''),
         '01',
         '02',
         '0201',
@@ -134,7 +162,7 @@ describe('observation codec, format version 3', () => {
     const hex = encodeObservations(words, 0, 'c1');
     // In dimension order (purpose 3, interactionType 44, usedRouting 80), new strings only: 'contactCenter' =
     // WORDS[37], 'Bullseye' = WORDS[41] (the model's values from 39, sorted), 'wrapup' = 162 (two bytes), 'enterprise' = 38.
-    expect(hex.startsWith(['03', '05', '00', '0225', '0229', '02a201', '0226'].join(''))).toBe(true);
+    expect(hex.startsWith(['04', '05', '00', '0225', '0229', '02a201', '0226'].join(''))).toBe(true);
     expect(decodeObservations(hex, 0, 'c1')).toEqual(words);
   });
 
@@ -177,6 +205,87 @@ describe('observation codec, format version 3', () => {
     const h = (n: number) => n.toString(16).padStart(2, '0');
     const tail = `78${many.map((_, i) => `01${h(i % 40)}${i === 0 ? '00' : '02'}${h(i)}`).join('')}`;
     expect(hex.endsWith(tail)).toBe(true);
+  });
+
+  it('writes a value the dictionary holds as its id, where that is shorter, and reads it back through the names given', () => {
+    const queue = '11111111-2222-3333-4444-555555555555';
+    const team = '66666666-7777-8888-9999-000000000000';
+    const rows: Observation[] = [
+      { metric: 4, emit: 10, value: 3, dims: dims({ conversationId: 'c1', mediaType: 'voice', queueId: queue, divisionId: ['d1', 'd2'] }) },
+      // teamId's value is also a wrapUpCode here: the string is shared, its id found through teamId.
+      { metric: 5, emit: 10, value: 1, dims: dims({ conversationId: 'c1', wrapUpCode: team, teamId: team, queueId: 'q' }) },
+    ];
+    const dictionary = DIMENSIONS.map(() => undefined as Map<string, number> | undefined);
+    dictionary[D.queueId] = new Map([
+      [queue, 300],
+      ['q', 9],
+    ]);
+    dictionary[D.divisionId] = new Map([['["d1","d2"]', 7]]);
+    dictionary[D.mediaType] = new Map([['voice', 1]]);
+    dictionary[D.teamId] = new Map([[team, 128]]);
+    dictionary[D.conversationId] = new Map([['c1', 2]]);
+    const hex = encodeObservations(rows, 10, 'c1', dictionary);
+    const prefix = [
+      '04',
+      '06', // strings in order of first use (dimension order within an observation):
+      '00', // 'c1', the row's id: head 0 although the dictionary has it
+      '0507', // divisionId's list (dimension 2, before mediaType): its id 7 (head 5)
+      '0202', // 'voice' stays a word (as short)
+      '05ac02', // queue: id 300, two bytes of varint
+      '09' + ascii('q'), // 'q' (one character) stays text: no shorter as an id
+      '058001', // the team, id 128 though first met as a wrapUpCode (that dimension has no id for it)
+    ].join('');
+    expect(hex.slice(0, prefix.length)).toBe(prefix);
+    const missing = new Set<number>();
+    missingNames(hex, new Map(), missing);
+    expect([...missing].sort((a, b) => a - b)).toEqual([7, 128, 300]);
+    const names = new Map([
+      [7, '["d1","d2"]'],
+      [300, queue],
+      [128, team],
+    ]);
+    const none = new Set<number>();
+    missingNames(hex, names, none);
+    expect(none.size).toBe(0);
+    expect(decodeObservations(hex, 10, 'c1', names)).toEqual(rows);
+    expect(() => decodeObservations(hex, 10, 'c1', new Map([[7, '["d1","d2"]']]))).toThrow(/dictionary id (300|128)/);
+    // Without a dictionary the same observations are written as before.
+    expect(decodeObservations(encodeObservations(rows, 10, 'c1'), 10, 'c1')).toEqual(rows);
+    // Rows of earlier versions name no ids.
+    const earlier = new Set<number>();
+    missingNames(version3, new Map(), earlier);
+    expect(earlier.size).toBe(0);
+  });
+
+  it('writes phone numbers as their digits, two to a byte', () => {
+    const phones = ['tel:+15665550538', '+123', 'tel:+1a', '+', 'tel:+', '+0', 'tel:+007'];
+    const rows: Observation[] = phones.map((ani, i) => ({ metric: 1, emit: i, value: 1, dims: dims({ ani }) }));
+    const hex = encodeObservations(rows, 0, 'c1');
+    const prefix = [
+      '04',
+      '07',
+      '070b156655505380', // 'tel:+' and 11 digits (the last nibble unused)
+      '06031230', // '+' and 3 digits
+      `0f${ascii('tel:+1a')}`, // not only digits: text
+      `09${ascii('+')}`, // no digits: text
+      `0d${ascii('tel:+')}`,
+      '060100', // '+0'
+      '07030070', // 'tel:+007': leading zeros kept by the count
+    ].join('');
+    expect(hex.slice(0, prefix.length)).toBe(prefix);
+    expect(decodeObservations(hex, 0, 'c1')).toEqual(rows);
+    // A reader finds the dictionary ids past phone numbers and JSON text (lone surrogates) in the string table.
+    const more: Observation[] = [
+      ...rows,
+      { metric: 2, emit: 9, value: 1, dims: dims({ dnis: '\ud800', queueId: 'queue-1', divisionId: ['tel:+1', 'x'] }) },
+    ];
+    const dictionary = DIMENSIONS.map(() => undefined as Map<string, number> | undefined);
+    dictionary[D.queueId] = new Map([['queue-1', 200]]);
+    const named = encodeObservations(more, 0, 'c1', dictionary);
+    const missing = new Set<number>();
+    missingNames(named, new Map(), missing);
+    expect([...missing]).toEqual([200]);
+    expect(decodeObservations(named, 0, 'c1', new Map([[200, 'queue-1']]))).toEqual(more);
   });
 });
 

@@ -1,9 +1,9 @@
 import { getTableConfig } from 'drizzle-orm/sqlite-core';
 import { aggDim, aggMask, aggProj, ROLLUP_SCHEMA } from '../../db/schema';
-import { forgetDictionary } from '../dictionary';
+import { dictionaryNames, forgetDictionary } from '../dictionary';
 import { analyticsStore, isRetired, type Partition } from '../partitions/partitions';
 import { CUBE_BACKFILL_KEY, CUBE_GENERATION, CUBE_INCOMPLETE_KEY, WITH_CUBE } from '../rollups';
-import { decodeObservations } from './observation-codec';
+import { decodeObservations, missingNames } from './observation-codec';
 import { CLEAR_GUARD_SQL, CubePhase } from './observations-sql';
 import { chunkJson, cubePhase, cubeStatements, guardStatements, resolveDimensions } from './observations.store';
 
@@ -141,7 +141,11 @@ export async function backfillCube(
       .bind(after, perChunk, CUBE_GENERATION)
       .all<{ rowid: number; id: string; first_emit: number; version: number; data: string }>();
     const last = results.length < perChunk;
-    const observations = results.flatMap((row) => decodeObservations(row.data, row.first_emit, row.id));
+    const names = new Map<number, string>();
+    const missing = new Set<number>();
+    for (const row of results) missingNames(row.data, names, missing);
+    await dictionaryNames(d1, missing, names);
+    const observations = results.flatMap((row) => decodeObservations(row.data, row.first_emit, row.id, names));
     const dims = await resolveDimensions(d1, name, observations);
     const statements = [
       ...guardStatements(

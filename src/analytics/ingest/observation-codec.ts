@@ -4,12 +4,15 @@ import type { DimValue, DimValues, Observation } from './to-observations';
 /**
  * The observations of one conversation, as stored in `conversations.data`.
  *
- * Current format (a BLOB, version byte 3), all integers unsigned LEB128 varints:
+ * Current format (a BLOB, version byte 4), all integers unsigned LEB128 varints:
  *   1 · strings: n, then per string a head h: 0 = the row's own id (the conversationId), 1 = a
  *       lowercase UUID in 16 bytes, 2 = WORDS[next varint], 3 = a length and that many bytes of a
  *       JSON string literal (strings with surrogates: UTF-8 cannot hold a lone one), 4 = a list (a
  *       multi-valued dimension's value): its length, then each element as a string of heads 0–3 or
- *       ≥ 5, h ≥ 5 = h − 5 bytes of UTF-8
+ *       ≥ 6, 5 = the dictionary's value of id [next varint] (dim_values: a dimension's value, a
+ *       list's JSON text), 6 = '+' and 7 = 'tel:+' followed by a count of decimal digits and the
+ *       digits two to a byte (high nibble first; a phone number in 8 bytes instead of 17),
+ *       h ≥ 8 = h − 8 bytes of UTF-8
  *     · dimension tuples: n, then per tuple the number k of DIMENSIONS entries that differ from the
  *       previous tuple (the first: from all absent), and k pairs (gap, ref): the entry's index minus
  *       the previous pair's index minus 1 (the first: its index), and its ref (0 = absent, else 1 +
@@ -21,19 +24,31 @@ import type { DimValue, DimValues, Observation } from './to-observations';
  * parameters and results as JSON, where a BLOB is an array of numbers; so the blob travels as hex text
  * (`unhex(?)` on write, `hex(data)` on read, see DATA_SQL).
  *
- * Version 2 (rows written before 2026-11-27) kept a list as the JSON text of its list (so a list of
- * UUIDs took 39 bytes an element instead of 17), UTF-8 strings with h ≥ 4 = h − 4 bytes. Version 1
- * (before issue 23, 14 dimensions) differs from 2 only in the tuples: a 31-bit mask of the entries
- * that differ, then their refs in index order. All three are read.
+ * A value the dictionary holds (a bounded dimension's: queues, agents, teams, divisions, wrap-up codes…)
+ * costs 2–3 bytes instead of 17 for a UUID; a reader resolves the ids first (`missingNames`, then
+ * dictionary.ts dictionaryNames). Only ids the writer's batch guards (ingest's `dictionaryGuard`) are
+ * written, so a row never names an id its database lacks.
+ *
+ * Version 3 (rows written 2026-11-27) had no dictionary or phone heads: h ≥ 5 = h − 5 bytes of UTF-8.
+ * Version 2 (before) kept a list as the JSON text of its list (so a list of UUIDs took 39 bytes an
+ * element instead of 17), UTF-8 strings with h ≥ 4 = h − 4 bytes. Version 1 (before issue 23, 14
+ * dimensions) differs from 2 only in the tuples: a 31-bit mask of the entries that differ, then their
+ * refs in index order. All four are read.
  *
  * STORAGE FORMAT: WORDS is part of it. Append only; never reorder.
  */
-const VERSION = 3;
+const VERSION = 4;
+const VERSION_LISTS = 3;
 const VERSION_TEXT_LISTS = 2;
 const VERSION_MASK = 1;
-/** Heads of a string: UTF-8 from here on (version 3; 4 in versions 1 and 2). */
-const UTF8_HEAD = 5;
+/** Heads of a string: UTF-8 from here on (version 4; 5 in version 3, 4 in versions 1 and 2). */
+const UTF8_HEAD = 8;
 const LIST_HEAD = 4;
+const DICTIONARY_HEAD = 5;
+/** '+' digits, then 'tel:+' digits (version 4). */
+const PLUS_DIGITS_HEAD = 6;
+const TEL_DIGITS_HEAD = 7;
+const TEL_PREFIX = 'tel:+';
 /** Part of WORDS (so of the storage format): the enumerated values of models.json that WORDS did not hold before, sorted. */
 const MODEL_ENUM_WORDS = [
   'AppleMessagesForBusiness',
@@ -322,27 +337,44 @@ const unzigzag = (z: number) => (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
 const strings: string[] = [];
 /** The list a string of `strings` is the JSON text of (a multi-valued dimension's value), where it is one. */
 const lists: (readonly string[] | undefined)[] = [];
+/** The dictionary id of a string of `strings` (0: none known), from the dimensions that use it. */
+const dictionaryIds: number[] = [];
+/** The encode's dictionary (DictionaryRefs), for stringRef. */
+let encodeRefs: DictionaryRefs | undefined;
 const stringIndex = new Map<string, number>();
 let tupleRefs = new Int32Array(64 * D);
 let obsTuple = new Int32Array(1024);
 const refs = new Int32Array(D);
 const tupleIndex = new Map<string, number>();
 
-/** 1 + the index of `value` among the conversation's strings, added when new (`list`: the list it is the text of). */
-function stringRef(value: string, list?: readonly string[]): number {
+/**
+ * 1 + the index of `value` (of dimension `d`) among the conversation's strings, added when new (`list`:
+ * the list it is the text of). Its dictionary id is the first that a dimension using it has.
+ */
+function stringRef(value: string, d: number, list?: readonly string[]): number {
   const n = strings.length;
+  let i = -1;
   // Linear while small (the usual case: filling a Map costs more than a few comparisons).
   if (n <= 32) {
-    for (let i = 0; i < n; i++) if (strings[i] === value) return i + 1;
+    for (let k = 0; k < n; k++) {
+      if (strings[k] === value) {
+        i = k;
+        break;
+      }
+    }
   } else {
-    if (stringIndex.size === 0) for (let i = 0; i < n; i++) stringIndex.set(strings[i]!, i);
-    const i = stringIndex.get(value);
-    if (i !== undefined) return i + 1;
-    stringIndex.set(value, n);
+    if (stringIndex.size === 0) for (let k = 0; k < n; k++) stringIndex.set(strings[k]!, k);
+    i = stringIndex.get(value) ?? -1;
+    if (i < 0) stringIndex.set(value, n);
   }
-  strings.push(value);
-  lists.push(list);
-  return n + 1;
+  if (i < 0) {
+    i = n;
+    strings.push(value);
+    lists.push(list);
+    dictionaryIds.push(0);
+  }
+  if (encodeRefs !== undefined && dictionaryIds[i] === 0) dictionaryIds[i] = encodeRefs[d]?.get(value) ?? 0;
+  return i + 1;
 }
 
 /** The index of the tuple equal to `refs` among the first `n`, or -1. */
@@ -361,6 +393,29 @@ function findTuple(n: number): number {
   return tupleIndex.get(refs.join(',')) ?? -1;
 }
 
+/**
+ * Writes a phone number's head and digits when `s` is '+' or 'tel:+' followed by decimal digits
+ * (what Genesys' ani, dnis and remote hold); otherwise writes nothing and returns false.
+ */
+function writeDigits(s: string): boolean {
+  const from = s.startsWith(TEL_PREFIX) ? TEL_PREFIX.length : s.charCodeAt(0) === 43 ? 1 : -1;
+  const n = s.length - from;
+  if (from < 0 || n === 0) return false;
+  for (let i = from; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  varint(from === 1 ? PLUS_DIGITS_HEAD : TEL_DIGITS_HEAD);
+  varint(n);
+  ensure((n + 1) >> 1);
+  for (let i = from; i < s.length; i += 2) {
+    const hi = s.charCodeAt(i) - 48;
+    const lo = i + 1 < s.length ? s.charCodeAt(i + 1) - 48 : 0;
+    scratch[length++] = HEX_PAIRS[hi * 16 + lo]!;
+  }
+  return true;
+}
+
 /** One string of the table, or one element of a list: its head and bytes. */
 function writeEntry(s: string, id: string): void {
   if (s === id) varint(0);
@@ -370,14 +425,25 @@ function writeEntry(s: string, id: string): void {
     if (word !== undefined) {
       varint(2);
       varint(word);
-    } else writeString(s);
+    } else if (!writeDigits(s)) writeString(s);
   }
 }
 
-/** The stored form of `observations` (of the conversation `id`), as hex text for `unhex(?)`. */
-export function encodeObservations(observations: readonly Observation[], base: number, id: string): string {
+/**
+ * Dictionary ids by dimension index (DIMENSIONS): value (a list's JSON text) → its id in dim_values.
+ * Each must be guarded by the batch that writes the row (ingest's dictionaryGuard).
+ */
+export type DictionaryRefs = readonly (ReadonlyMap<string, number> | undefined)[];
+
+/**
+ * The stored form of `observations` (of the conversation `id`), as hex text for `unhex(?)`. Values
+ * `dictionary` has an id for are written as that id, where that is shorter (not the row's id or a word).
+ */
+export function encodeObservations(observations: readonly Observation[], base: number, id: string, dictionary?: DictionaryRefs): string {
+  encodeRefs = dictionary;
   strings.length = 0;
   lists.length = 0;
+  dictionaryIds.length = 0;
   if (stringIndex.size > 0) stringIndex.clear();
   if (tupleIndex.size > 0) tupleIndex.clear();
   if (obsTuple.length < observations.length) obsTuple = new Int32Array(Math.max(obsTuple.length * 2, observations.length));
@@ -398,7 +464,7 @@ export function encodeObservations(observations: readonly Observation[], base: n
       let ref: number;
       if (value === undefined) ref = 0;
       else if (previousDims !== undefined && previousDims[d] === value) continue;
-      else ref = typeof value === 'string' ? stringRef(value) : stringRef(JSON.stringify(value), value);
+      else ref = typeof value === 'string' ? stringRef(value, d) : stringRef(JSON.stringify(value), d, value);
       if (refs[d] !== ref) {
         refs[d] = ref;
         same = false;
@@ -424,7 +490,13 @@ export function encodeObservations(observations: readonly Observation[], base: n
   varint(strings.length);
   for (let i = 0; i < strings.length; i++) {
     const list = lists[i];
-    if (list === undefined) writeEntry(strings[i]!, id);
+    const s = strings[i]!;
+    const known = dictionaryIds[i]!;
+    // A word or the row's id is as short already (a string of one or two characters nearly).
+    if (known > 0 && (list !== undefined || (s !== id && s.length > 2 && !(s.length <= LONGEST_WORD && WORD_INDEX.has(s))))) {
+      varint(DICTIONARY_HEAD);
+      varint(known);
+    } else if (list === undefined) writeEntry(s, id);
     else {
       varint(LIST_HEAD);
       varint(list.length);
@@ -432,8 +504,10 @@ export function encodeObservations(observations: readonly Observation[], base: n
     }
   }
   // Not kept alive until the next encode.
+  encodeRefs = undefined;
   strings.length = 0;
   lists.length = 0;
+  dictionaryIds.length = 0;
   if (stringIndex.size > 0) stringIndex.clear();
   if (tupleIndex.size > 0) tupleIndex.clear();
   varint(tuples);
@@ -463,9 +537,60 @@ export function encodeObservations(observations: readonly Observation[], base: n
   return scratchHex();
 }
 
-/** The observations of a stored row: `data` as selected by DATA_SQL, `base` its first_emit, `id` its id. */
-export function decodeObservations(data: string, base: number, id: string): Observation[] {
-  return decodeBinary(hexBytes(data), base, id);
+/** Dictionary id → value, as dictionary.ts dictionaryNames reads them: what a reader needs for a row's ids. */
+export type DictionaryNames = ReadonlyMap<number, string>;
+
+/**
+ * The observations of a stored row: `data` as selected by DATA_SQL, `base` its first_emit, `id` its
+ * id, `names` holding every dictionary id the row names (missingNames tells which it lacks).
+ */
+export function decodeObservations(data: string, base: number, id: string, names?: DictionaryNames): Observation[] {
+  return decodeBinary(hexBytes(data), base, id, names);
+}
+
+/** Adds to `into` the dictionary ids that the row `data` (as DATA_SQL selects it) names and `names` lacks. */
+export function missingNames(data: string, names: DictionaryNames, into: Set<number>): void {
+  // Only version 4 names ids, in its string table (which this reads straight from the hex, not a byte further).
+  if (data.length < 2 || byteAt(data, 0) !== VERSION) return;
+  let p = 1;
+  const varint = (): number => {
+    let n = 0;
+    let scale = 1;
+    for (;;) {
+      const b = byteAt(data, p++);
+      if (Number.isNaN(b)) throw new Error('observation codec: truncated data');
+      n += (b & 0x7f) * scale;
+      if (b < 0x80) return n;
+      scale *= 0x80;
+    }
+  };
+  // (`p += varint()` would add to p as it was before varint moved it.)
+  const skip = (h: number): void => {
+    if (h === 1) p += 16;
+    else if (h === 2) varint();
+    else if (h === 3) {
+      const n = varint();
+      p += n;
+    } else if (h === DICTIONARY_HEAD) {
+      const ref = varint();
+      if (!names.has(ref)) into.add(ref);
+    } else if (h === PLUS_DIGITS_HEAD || h === TEL_DIGITS_HEAD) {
+      const n = varint();
+      p += (n + 1) >> 1;
+    } else if (h >= UTF8_HEAD) p += h - UTF8_HEAD;
+  };
+  for (let n = varint(); n > 0; n--) {
+    const h = varint();
+    if (h !== LIST_HEAD) skip(h);
+    else for (let k = varint(); k > 0; k--) skip(varint());
+  }
+}
+
+/** Byte `i` of hex text (NaN past its end or at a character that is no hex digit). */
+function byteAt(hex: string, i: number): number {
+  const hi = NIBBLE[hex.charCodeAt(2 * i)] ?? -1;
+  const lo = NIBBLE[hex.charCodeAt(2 * i + 1)] ?? -1;
+  return (hi | lo) < 0 ? Number.NaN : hi * 16 + lo;
 }
 
 function hexBytes(hex: string): Uint8Array {
@@ -474,7 +599,7 @@ function hexBytes(hex: string): Uint8Array {
   return out;
 }
 
-function decodeBinary(bytes: Uint8Array, base: number, id: string): Observation[] {
+function decodeBinary(bytes: Uint8Array, base: number, id: string, names: DictionaryNames | undefined): Observation[] {
   let p = 0;
   const varint = (): number => {
     let n = 0;
@@ -488,9 +613,10 @@ function decodeBinary(bytes: Uint8Array, base: number, id: string): Observation[
     }
   };
   const version = bytes[p++];
-  if (version !== VERSION && version !== VERSION_TEXT_LISTS && version !== VERSION_MASK)
+  if (version !== VERSION && version !== VERSION_LISTS && version !== VERSION_TEXT_LISTS && version !== VERSION_MASK)
     throw new Error(`observation codec: unknown version ${bytes[0]}`);
-  const utf8Head = version === VERSION ? UTF8_HEAD : 4;
+  const utf8Head = version === VERSION ? UTF8_HEAD : version === VERSION_LISTS ? 5 : 4;
+  const listed = version === VERSION || version === VERSION_LISTS;
 
   const entry = (h: number): string => {
     if (h === 0) return id;
@@ -506,6 +632,20 @@ function decodeBinary(bytes: Uint8Array, base: number, id: string): Observation[
       p += n;
       return JSON.parse(fromUtf8.decode(bytes.subarray(p - n, p))) as string;
     }
+    if (h < utf8Head) {
+      // Version 4's dictionary and phone heads.
+      if (h === DICTIONARY_HEAD) {
+        const ref = varint();
+        const name = names?.get(ref);
+        if (name === undefined) throw new Error(`observation codec: dictionary id ${ref} was not read (missingNames)`);
+        return name;
+      }
+      const n = varint();
+      let digits = h === TEL_DIGITS_HEAD ? TEL_PREFIX : '+';
+      for (let k = 0; k < n; k++) digits += String.fromCharCode(48 + (k % 2 === 0 ? bytes[p + (k >> 1)]! >> 4 : bytes[p + (k >> 1)]! & 15));
+      p += (n + 1) >> 1;
+      return digits;
+    }
     p += h - utf8Head;
     return fromUtf8.decode(bytes.subarray(p - (h - utf8Head), p));
   };
@@ -515,7 +655,7 @@ function decodeBinary(bytes: Uint8Array, base: number, id: string): Observation[
   const lists = new Map<number, readonly string[]>();
   for (let i = 0; i < strings.length; i++) {
     const h = varint();
-    if (h === LIST_HEAD && version === VERSION) {
+    if (h === LIST_HEAD && listed) {
       const list: string[] = new Array(varint());
       for (let k = 0; k < list.length; k++) list[k] = entry(varint());
       lists.set(i + 1, Object.freeze(list));

@@ -71,15 +71,15 @@ export function spanClassRows(writes: readonly ConversationWrite[]): string {
 
 // The row texts by hand: JSON.stringify would scan every character of the hex data for escapes.
 
-/** `[id, first emit, span, span class, hex data]` */
-export function insertedRow(w: ConversationWrite): string {
+/** `[id, first emit, span, span class, hex data]` (`data`: the write's observations encoded) */
+export function insertedRow(w: ConversationWrite, data: string): string {
   const span = w.lastEmit - w.firstEmit;
-  return `[${JSON.stringify(w.id)},${w.firstEmit},${span},${spanClass(span)},"${w.data}"]`;
+  return `[${JSON.stringify(w.id)},${w.firstEmit},${span},${spanClass(span)},"${data}"]`;
 }
 
 /** `[id, first emit, last emit, span class, new version, hex data]` */
-export function updatedRow(w: ConversationWrite): string {
-  return `[${JSON.stringify(w.id)},${w.firstEmit},${w.lastEmit},${spanClass(w.lastEmit - w.firstEmit)},${w.expectedVersion + 1},"${w.data}"]`;
+export function updatedRow(w: ConversationWrite, data: string): string {
+  return `[${JSON.stringify(w.id)},${w.firstEmit},${w.lastEmit},${spanClass(w.lastEmit - w.firstEmit)},${w.expectedVersion + 1},"${data}"]`;
 }
 
 /** The upsert of one rollup's cells (one JSON array of rollup-rows.ts rollupRows rows, or cube-rows.ts cubeRows rows). */

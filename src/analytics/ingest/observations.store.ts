@@ -1,7 +1,7 @@
 import { JSON_PARAM_MAX_CHARS, jsonChunks } from '../../db/json-chunks';
-import type { Dimension } from '../catalog';
+import { DIMENSIONS, type Dimension } from '../catalog';
 import { unavailable } from '../../errors';
-import { dictionaryGuard, dictionaryIds, forgetDictionary } from '../dictionary';
+import { dictionaryGuard, dictionaryIds, dictionaryNames, forgetDictionary } from '../dictionary';
 import { CUBE_DIMENSIONS, CUBE_GENERATION, ROLLUP_DIMENSIONS, ROLLUP_TABLES, WITH_CUBE, type Rollup } from '../rollups';
 import { CUBE_DIM_COLUMNS, CUBE_MASK_COLUMNS, cubeRows, type CubeValues } from './cube-rows';
 import { PROJECTION_COLUMNS, projectionRows } from './projection-rows';
@@ -20,6 +20,7 @@ import {
   UPDATE_CONVERSATIONS_SQL,
   updatedRow,
 } from './observations-sql';
+import { encodeObservations, missingNames, type DictionaryRefs } from './observation-codec';
 import type { ConversationRecord } from './record.schema';
 import { packedRows, rollupRows } from './rollup-rows';
 import { toObservations, type Observation } from './to-observations';
@@ -122,8 +123,17 @@ async function storeObservations(
 ): Promise<Omit<IngestResult, 'skippedMetrics'>> {
   for (let attempt = 1; ; attempt++) {
     const { phase, stored } = await readStored(d1, [...byConversation.keys()]);
+    const names = new Map<number, string>();
+    const missing = new Set<number>();
+    for (const row of stored.values()) missingNames(row.data, names, missing);
+    await dictionaryNames(d1, missing, names);
     // A whole cube holds every stored row, whatever its in_cube says (NULL before migration 0017, 1 or 2 before 0019).
-    const plan = planWrites(byConversation, stored, { wholeCube: phase === CubePhase.WHOLE, newInCube: phase !== CubePhase.EMPTYING });
+    const plan = planWrites(
+      byConversation,
+      stored,
+      { wholeCube: phase === CubePhase.WHOLE, newInCube: phase !== CubePhase.EMPTYING },
+      names,
+    );
     if (plan.writes.length === 0) return { conversations: byConversation.size, observations: 0, duplicates: plan.duplicates };
     const dims = await resolveDimensions(d1, name, plan.fresh);
     try {
@@ -173,6 +183,8 @@ export interface ResolvedDims {
   ids: Int32Array;
   cube: CubeValues;
   guard: [number, string, string][];
+  /** The same ids by dimension, for the observation codec (every one of them is in `guard`). */
+  refs: DictionaryRefs;
 }
 
 export async function resolveDimensions(d1: D1Database, database: string, fresh: Observation[]): Promise<ResolvedDims> {
@@ -251,7 +263,12 @@ export async function resolveDimensions(d1: D1Database, database: string, fresh:
     for (const [value, n] of cubeLocals[j]!) out[n] = found.get(value)!;
     return out;
   });
-  return { ids, cube: { starts, entries, ids: cubeIds }, guard: dictionaryGuard(dictionary) };
+  return {
+    ids,
+    cube: { starts, entries, ids: cubeIds },
+    guard: dictionaryGuard(dictionary),
+    refs: DIMENSIONS.map((dim) => dictionary.get(dim)),
+  };
 }
 
 /** agg_dim and agg_mask as rollupUpsertSql sees them: a table and its key columns after (res, slot, metric). */
@@ -268,23 +285,29 @@ const ALWAYS_WRITTEN = ROLLUP_TABLES.map((rollup) => ({
 
 function buildStatements(d1: D1Database, plan: WritePlan, dims: ResolvedDims, phase: CubePhase): D1PreparedStatement[] {
   const statements: D1PreparedStatement[] = [];
-  const created = plan.writes.filter((w) => w.expectedVersion === 0);
-  const updated = plan.writes.filter((w) => w.expectedVersion !== 0);
+  // Encoded now that the dictionary has the ids of the new observations' values (ids this batch's guard checks).
+  const created: string[] = [];
+  const updated: string[] = [];
+  for (const w of plan.writes) {
+    const data = encodeObservations(w.observations, w.firstEmit, w.id, dims.refs);
+    if (w.expectedVersion === 0) created.push(insertedRow(w, data));
+    else updated.push(updatedRow(w, data));
+  }
 
   // New conversations need no version check: their plain INSERT fails on the primary key if another
   // writer got there first.
   statements.push(
     ...guardStatements(
       d1,
-      updated.map((w) => [w.id, w.expectedVersion]),
+      plan.writes.flatMap((w) => (w.expectedVersion === 0 ? [] : [[w.id, w.expectedVersion] as [string, number]])),
       dims.guard,
       phase,
     ),
   );
   // While a backfill empties the cube, new conversations are left for it to add whole.
   const inCube = phase === CubePhase.EMPTYING ? null : CUBE_GENERATION;
-  for (const chunk of chunkTexts(created.map(insertedRow))) statements.push(d1.prepare(INSERT_CONVERSATIONS_SQL).bind(chunk, inCube));
-  for (const chunk of chunkTexts(updated.map(updatedRow))) statements.push(d1.prepare(UPDATE_CONVERSATIONS_SQL).bind(chunk));
+  for (const chunk of chunkTexts(created)) statements.push(d1.prepare(INSERT_CONVERSATIONS_SQL).bind(chunk, inCube));
+  for (const chunk of chunkTexts(updated)) statements.push(d1.prepare(UPDATE_CONVERSATIONS_SQL).bind(chunk));
 
   statements.push(d1.prepare(SPAN_CLASSES_SQL).bind(spanClassRows(plan.writes)));
 

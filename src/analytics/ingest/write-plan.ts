@@ -1,4 +1,4 @@
-import { decodeObservations, encodeObservations } from './observation-codec';
+import { decodeObservations, type DictionaryNames } from './observation-codec';
 import { ObservationKeys, type Observation } from './to-observations';
 
 /** A conversation's row as it is to be written. */
@@ -8,11 +8,11 @@ export interface ConversationWrite {
   lastEmit: number;
   /** Version read before the merge (0 = new); the write must find it unchanged. */
   expectedVersion: number;
-  /** Encoded observations, hex (see observation-codec.ts). */
-  data: string;
+  /** Every observation of the conversation, stored and new (encoded once the dictionary has its ids). */
+  observations: Observation[];
 }
 
-/** A conversation's row as it was read: `data` as DATA_SQL selects it. */
+/** A conversation's row as it was read: `data` as DATA_SQL selects it (its dictionary ids in the plan's `names`). */
 export interface StoredConversation {
   firstEmit: number;
   version: number;
@@ -37,12 +37,14 @@ export interface WritePlan {
  * What an ingest writes: for each conversation with observations not stored yet, its stored ones
  * (from `stored`, by id) and the new ones, as one new row. Where the cube stands: `wholeCube`, it holds
  * every stored conversation (whatever their `inCube`); `newInCube`, it takes the observations of
- * conversations not stored yet. Pure: the store reads and writes.
+ * conversations not stored yet; `names`, the dictionary's values of the ids the stored rows name. Pure:
+ * the store reads and writes.
  */
 export function planWrites(
   byConversation: Map<string, Observation[]>,
   stored: Map<string, StoredConversation>,
   { wholeCube, newInCube }: { wholeCube: boolean; newInCube: boolean },
+  names?: DictionaryNames,
 ): WritePlan {
   const writes: ConversationWrite[] = [];
   const fresh: Observation[] = [];
@@ -50,7 +52,7 @@ export function planWrites(
   let duplicates = 0;
   for (const [id, incoming] of byConversation) {
     const row = stored.get(id);
-    const before = row ? decodeObservations(row.data, row.firstEmit, id) : [];
+    const before = row ? decodeObservations(row.data, row.firstEmit, id, names) : [];
     const added = notStoredYet(before, incoming);
     duplicates += incoming.length - added.length;
     if (added.length === 0) continue;
@@ -61,7 +63,7 @@ export function planWrites(
       if (o.emit < firstEmit) firstEmit = o.emit;
       if (o.emit > lastEmit) lastEmit = o.emit;
     }
-    writes.push({ id, firstEmit, lastEmit, expectedVersion: row?.version ?? 0, data: encodeObservations(all, firstEmit, id) });
+    writes.push({ id, firstEmit, lastEmit, expectedVersion: row?.version ?? 0, observations: all });
     if (row ? wholeCube || row.inCube : newInCube) fresh.push(...added);
     else outsideCube.push(...added);
   }

@@ -1,5 +1,6 @@
 import { DIMENSIONS, METRICS, MULTI_VALUED, type Dimension } from '../catalog';
-import { DATA_SQL, decodeObservations } from '../ingest/observation-codec';
+import { dictionaryNames } from '../dictionary';
+import { DATA_SQL, decodeObservations, missingNames } from '../ingest/observation-codec';
 import type { DimValues } from '../ingest/to-observations';
 import { ANALYTICS_LIMITS } from '../limits';
 import type { Partition } from '../partitions/partitions';
@@ -680,7 +681,9 @@ async function readRaw(
   raw: RawRead,
   classes: PagedClass[],
 ): Promise<void> {
-  for (const c of classes) await readRawClass(d1, spec, aggregation, pacer, c, raw);
+  // The dictionary's values this database's rows name, read as pages name them (few after the first).
+  const names = new Map<number, string>();
+  for (const c of classes) await readRawClass(d1, spec, aggregation, pacer, c, raw, names);
 }
 
 /** The span classes present in one database (`meta`), each with its longest span. */
@@ -705,6 +708,7 @@ async function readRawClass(
   pacer: Pacer,
   { spanClass, longestSpan, pageRows }: PagedClass,
   read: RawRead,
+  names: Map<number, string>,
 ): Promise<void> {
   const { start, end } = spec.plan;
   const wanted = spec.metrics ? new Set(spec.metrics) : undefined;
@@ -725,8 +729,11 @@ async function readRawClass(
     // The estimate (checkRawEstimate) refused what it saw; rows ingested since are caught here.
     if (read.conversations > read.max) throw tooManyRawConversations(read.max);
     if (read.bytes > read.maxBytes) throw tooManyRawBytes(read.maxBytes);
+    const missing = new Set<number>();
+    for (const row of results) missingNames(row.data, names, missing);
+    await dictionaryNames(d1, missing, names);
     for (const row of results) {
-      const observations = decodeObservations(row.data, row.first_emit, row.id);
+      const observations = decodeObservations(row.data, row.first_emit, row.id, names);
       for (const obs of observations) {
         if (obs.emit < start || obs.emit >= end || (wanted && !wanted.has(obs.metric))) continue;
         aggregation.add(bucketIndex(spec.plan, obs.emit), obs.metric, obs.dims, 1, obs.value, obs.value, obs.value, obs.value);
