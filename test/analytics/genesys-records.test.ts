@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { OBSERVED_METRIC_NAMES } from '../../src/analytics/catalog';
 import { send } from '../helpers';
 import { INGEST, queryOk } from './analytics-api';
+import { CONVERSATION_ID_SQL } from '../../src/analytics/ingest/conversation-key';
 
 const FILES = import.meta.glob('../fixtures/shared/genesys-details/*.json', {
   query: '?raw',
@@ -103,7 +104,9 @@ describe('real Genesys conversation-detail records', () => {
       .filter((r) => tally([r]).observations > 0);
     const ids = [...new Set(withMetrics.map((r) => r.conversationId))];
     expect(ids.length).toBe(160);
-    const rows = await env.DB.prepare(`SELECT count(*) AS n FROM conversations WHERE id IN (SELECT value FROM json_each(?))`)
+    const rows = await env.DB.prepare(
+      `SELECT count(*) AS n FROM conversations WHERE ${CONVERSATION_ID_SQL} IN (SELECT value FROM json_each(?))`,
+    )
       .bind(JSON.stringify(ids))
       .first<number>('n');
     expect(rows).toBe(ids.length);

@@ -9,6 +9,7 @@ import { toObservations, type DimValues, type Observation } from '../../src/anal
 import { parseDateTime } from '../../src/analytics/iso8601';
 import { ingestOk, queryOk, timer } from './analytics-api';
 import { conversation } from './builders';
+import { CONVERSATION_ID_SQL } from '../../src/analytics/ingest/conversation-key';
 
 const t = (day: number, hms: string) => `2005-03-${String(day).padStart(2, '0')}T${hms}Z`;
 const ms = (day: number, hms: string) => Date.parse(t(day, hms));
@@ -119,7 +120,7 @@ describe('storage layout', () => {
     const user = `u-${crypto.randomUUID()}`;
     await ingestOk([agentCall(3, id, user, 'q-storage')]);
     const row = await env.DB.prepare(
-      `SELECT typeof(data) AS type, length(data) AS bytes, ${DATA_SQL} AS data, first_emit FROM conversations WHERE id = ?1`,
+      `SELECT typeof(data) AS type, length(data) AS bytes, ${DATA_SQL} AS data, first_emit FROM conversations WHERE ${CONVERSATION_ID_SQL} = ?1`,
     )
       .bind(id)
       .first<{ type: string; bytes: number; data: string; first_emit: number }>();
@@ -168,6 +169,70 @@ describe('storage layout', () => {
         ],
       },
     ]);
+  });
+
+  it('keys a UUID conversation by its 16 bytes, another id by its text, and finds a row of before under its text', async () => {
+    const uuid = crypto.randomUUID();
+    // Any other id is kept as its text, a NUL in it included.
+    const other = `C-\u0000-${crypto.randomUUID()}`;
+    const old = crypto.randomUUID();
+    const user = `u-${crypto.randomUUID()}`;
+    await ingestOk([agentCall(5, uuid, user, 'q-keys'), agentCall(5, other, user, 'q-keys'), agentCall(5, old, user, 'q-keys')]);
+    // `old` as a row written before 2026-11-27 holds it: its id as text (the rest as ingest wrote it).
+    await env.DB.prepare(`UPDATE conversations SET id = ?1 WHERE id = unhex(replace(?1, '-', ''))`).bind(old).run();
+    const forms = await env.DB.prepare(
+      `SELECT ${CONVERSATION_ID_SQL} AS id, typeof(id) AS type, length(CAST(id AS BLOB)) AS bytes FROM conversations WHERE ${CONVERSATION_ID_SQL} IN (?1, ?2, ?3)
+       ORDER BY 1`,
+    )
+      .bind(uuid, other, old)
+      .all<{ id: string; type: string; bytes: number }>();
+    expect(forms.results).toEqual(
+      [
+        { id: uuid, type: 'blob', bytes: 16 },
+        { id: other, type: 'text', bytes: other.length },
+        { id: old, type: 'text', bytes: 36 },
+      ].sort((x, y) => (x.id < y.id ? -1 : 1)),
+    );
+    // Sent again: every observation is a duplicate, whatever the form of its row (no second row for `old`).
+    const again = await ingestRecords(
+      env.DB,
+      ingestBodySchema.parse({
+        conversations: [agentCall(5, uuid, user, 'q-keys'), agentCall(5, other, user, 'q-keys'), agentCall(5, old, user, 'q-keys')],
+      }).conversations,
+    );
+    expect(again).toMatchObject({ observations: 0, duplicates: 6 });
+    // A later session of `old` updates its text row in place, and the raw rows answer for all three.
+    const later = agentCall(5, old, user, 'q-keys');
+    later.participants[0]!.sessions[0]!.sessionId = `${old}-later`;
+    later.participants[0]!.sessions[0]!.metrics = [{ name: 'tHandle', value: 5000, emitDate: t(5, '10:02:00.000') }];
+    expect(await ingestRecords(env.DB, ingestBodySchema.parse({ conversations: [later] }).conversations)).toMatchObject({
+      observations: 1,
+    });
+    const rows = await env.DB.prepare(`SELECT count(*) AS n FROM conversations WHERE ${CONVERSATION_ID_SQL} = ?1`)
+      .bind(old)
+      .first<number>('n');
+    expect(rows).toBe(1);
+    const res = await queryOk({
+      interval: `${t(5, '10:00:00.000')}/${t(5, '10:30:00.000')}`,
+      granularity: 'PT10M',
+      groupBy: ['conversationId'],
+      filter: userFilter(user),
+      metrics: ['tHandle'],
+    });
+    expect(res.source).toBe('raw');
+    const byConversation = new Map(
+      res.results.map((r: { group: { conversationId: string }; data: { metrics: { stats: { count: number } }[] }[] }) => [
+        r.group.conversationId,
+        r.data[0]!.metrics[0]!.stats.count,
+      ]),
+    );
+    expect(byConversation).toEqual(
+      new Map([
+        [uuid, 1],
+        [other, 1],
+        [old, 2],
+      ]),
+    );
   });
 
   it('keeps agg_user at 15 (with the cube), 60 and 1440 minutes, and reads quarter hours and hours per user from it', async () => {

@@ -5,6 +5,7 @@ import { ingest, ingestOk, INGEST, queryOk, timer } from './analytics-api';
 import { conversation } from './builders';
 import { ingestRecords } from '../../src/analytics/ingest/observations.store';
 import { ingestBodySchema } from '../../src/analytics/ingest/record.schema';
+import { CONVERSATION_ID_SQL } from '../../src/analytics/ingest/conversation-key';
 
 const t = (day: number, hms: string) => `2004-01-${String(day).padStart(2, '0')}T${hms}Z`;
 const dayInterval = (day: number) => `${t(day, '00:00:00.000')}/${t(day + 1, '00:00:00.000')}`;
@@ -169,7 +170,7 @@ describe('ingest validation', () => {
     const res = await ingest([good, good, good, bad]);
     expectError(res, 400, 'invalid.date', 'conversations[3].participants[1].sessions[0].metrics[0].emitDate');
     expect(await countsOn(6)).toEqual([]);
-    const stored = await env.DB.prepare('SELECT count(*) AS n FROM conversations WHERE id IN (?, ?)')
+    const stored = await env.DB.prepare(`SELECT count(*) AS n FROM conversations WHERE ${CONVERSATION_ID_SQL} IN (?, ?)`)
       .bind(good.conversationId, bad.conversationId)
       .first<number>('n');
     expect(stored).toBe(0);

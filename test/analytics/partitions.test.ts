@@ -24,6 +24,7 @@ import {
 } from '../support/reference-aggregator';
 import { conversation } from './builders';
 import { ingest, ingestOk, queryOk, SERVICE_LEVEL } from './analytics-api';
+import { CONVERSATION_ID_SQL } from '../../src/analytics/ingest/conversation-key';
 
 /**
  * The analytics store over several D1 databases (vitest.config.ts, project `partitions`): P1, P2 and
@@ -66,7 +67,7 @@ const startOf = (r: ConversationRecord) => Date.parse(r.conversationStart);
 const holds = (p: Partition, r: ConversationRecord) => p.start <= startOf(r) && startOf(r) < p.end;
 
 async function ids(d1: D1Database): Promise<string[]> {
-  const { results } = await d1.prepare('SELECT id FROM conversations ORDER BY id').all<{ id: string }>();
+  const { results } = await d1.prepare(`SELECT ${CONVERSATION_ID_SQL} AS id FROM conversations ORDER BY id`).all<{ id: string }>();
   return results.map((r) => r.id);
 }
 

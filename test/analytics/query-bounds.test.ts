@@ -15,6 +15,7 @@ import { simulateConversations } from '../../scripts/simulator';
 import { ADMIN_TOKEN, BASE, expectError } from '../helpers';
 import { observationsFromRecords, type ConversationRecord } from '../support/reference-aggregator';
 import { ingestOk, QUERY, query, queryOk } from './analytics-api';
+import { CONVERSATION_ID_SQL } from '../../src/analytics/ingest/conversation-key';
 
 /**
  * Issue 22 item 3: one view-only token could make the Worker build a 158 MB answer for seconds while
@@ -46,8 +47,8 @@ async function copyConversations(copies: number, shift: number, tag: string): Pr
   const res = await env.DB.prepare(
     `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
      INSERT INTO conversations (id, first_emit, last_emit, span_class, version, data)
-     SELECT c.id || ?3 || n.i, c.first_emit + ?2, c.last_emit + ?2, c.span_class, 1, c.data
-     FROM conversations c CROSS JOIN n WHERE c.id NOT LIKE '%-copy-%' AND c.id NOT LIKE '%-bulk-%'`,
+     SELECT c.cid || ?3 || n.i, c.first_emit + ?2, c.last_emit + ?2, c.span_class, 1, c.data
+     FROM (SELECT ${CONVERSATION_ID_SQL} AS cid, * FROM conversations) c CROSS JOIN n WHERE c.cid NOT LIKE '%-copy-%' AND c.cid NOT LIKE '%-bulk-%'`,
   )
     .bind(copies, shift, tag)
     .run();

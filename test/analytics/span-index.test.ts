@@ -16,6 +16,7 @@ import {
 } from '../support/reference-aggregator';
 import { conversation } from './builders';
 import { ingestOk, queryOk, timer } from './analytics-api';
+import { CONVERSATION_ID_SQL } from '../../src/analytics/ingest/conversation-key';
 
 /**
  * Issue 22 item 8: one conversation emitting in 1971 and 2999 made the single longest span (meta
@@ -142,7 +143,9 @@ describe('span classes bound the raw scan', () => {
   });
 
   it('records each class present with its longest span, and stores each conversation in its class', async () => {
-    const rows = await env.DB.prepare(`SELECT id, last_emit - first_emit AS span, span_class FROM conversations`).all<{
+    const rows = await env.DB.prepare(
+      `SELECT ${CONVERSATION_ID_SQL} AS id, last_emit - first_emit AS span, span_class FROM conversations`,
+    ).all<{
       id: string;
       span: number;
       span_class: number;

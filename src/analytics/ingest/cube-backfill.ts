@@ -3,7 +3,8 @@ import { aggDim, aggMask, aggProj, ROLLUP_SCHEMA } from '../../db/schema';
 import { dictionaryNames, forgetDictionary } from '../dictionary';
 import { analyticsStore, isRetired, type Partition } from '../partitions/partitions';
 import { CUBE_BACKFILL_KEY, CUBE_GENERATION, CUBE_INCOMPLETE_KEY, WITH_CUBE } from '../rollups';
-import { decodeObservations, missingNames } from './observation-codec';
+import { conversationIdOfKey, keySql, STORED_KEY_SQL } from './conversation-key';
+import { DATA_SQL, decodeObservations, missingNames } from './observation-codec';
 import { CLEAR_GUARD_SQL, CubePhase } from './observations-sql';
 import { chunkJson, cubePhase, cubeStatements, guardStatements, resolveDimensions } from './observations.store';
 
@@ -71,10 +72,10 @@ export const EMPTYING_DELETES_SQL = [
 const HOLDS_GENERATION_SQL = 'SELECT EXISTS (SELECT 1 FROM conversations WHERE in_cube = ?1) AS found';
 
 /** Conversations not in this generation's cube (?3) after rowid ?1, in rowid order, at most ?2. */
-const NEXT_CHUNK_SQL = `SELECT rowid, id, first_emit, version, hex(data) AS data FROM conversations
+const NEXT_CHUNK_SQL = `SELECT rowid, ${STORED_KEY_SQL} AS key, first_emit, version, ${DATA_SQL} AS data FROM conversations
            WHERE rowid > ?1 AND in_cube IS NOT ?3 ORDER BY rowid LIMIT ?2`;
-/** ?1: a JSON array of conversation ids, now in the cube of generation ?2. */
-const IN_CUBE_SQL = `UPDATE conversations SET in_cube = ?2, version = version + 1 WHERE id IN (SELECT value FROM json_each(?1))`;
+/** ?1: a JSON array of conversation keys (conversation-key.ts), now in the cube of generation ?2. */
+const IN_CUBE_SQL = `UPDATE conversations SET in_cube = ?2, version = version + 1 WHERE id IN (SELECT ${keySql('value')} FROM json_each(?1))`;
 
 /** Backfills the cube of every marked partition that is not retired, until `budgetMs` has passed. */
 export async function backfillCubes(
@@ -139,24 +140,24 @@ export async function backfillCube(
     const { results } = await d1
       .prepare(NEXT_CHUNK_SQL)
       .bind(after, perChunk, CUBE_GENERATION)
-      .all<{ rowid: number; id: string; first_emit: number; version: number; data: string }>();
+      .all<{ rowid: number; key: string; first_emit: number; version: number; data: string }>();
     const last = results.length < perChunk;
     const names = new Map<number, string>();
     const missing = new Set<number>();
     for (const row of results) missingNames(row.data, names, missing);
     await dictionaryNames(d1, missing, names);
-    const observations = results.flatMap((row) => decodeObservations(row.data, row.first_emit, row.id, names));
+    const observations = results.flatMap((row) => decodeObservations(row.data, row.first_emit, conversationIdOfKey(row.key), names));
     const dims = await resolveDimensions(d1, name, observations);
     const statements = [
       ...guardStatements(
         d1,
-        results.map((row) => [row.id, row.version]),
+        results.map((row) => [row.key, row.version]),
         dims.guard,
         CubePhase.FILLING,
       ),
       ...cubeStatements(d1, observations, dims),
     ];
-    for (const chunk of chunkJson(results.map((row) => row.id))) statements.push(d1.prepare(IN_CUBE_SQL).bind(chunk, CUBE_GENERATION));
+    for (const chunk of chunkJson(results.map((row) => row.key))) statements.push(d1.prepare(IN_CUBE_SQL).bind(chunk, CUBE_GENERATION));
     statements.push(
       last
         ? d1.prepare(`DELETE FROM meta WHERE key IN (?1, ?2)`).bind(CUBE_INCOMPLETE_KEY, CUBE_BACKFILL_KEY)

@@ -1,5 +1,6 @@
 import { CUBE_BACKFILL_KEY, CUBE_INCOMPLETE_KEY, type PackedMetric, type Rollup } from '../rollups';
 import { SPAN_CLASS_KEY_PREFIX, spanClass } from '../span-class';
+import { keySql, STORED_KEY_SQL } from './conversation-key';
 import { DATA_SQL } from './observation-codec';
 import type { ConversationWrite } from './write-plan';
 
@@ -9,8 +10,9 @@ import type { ConversationWrite } from './write-plan';
  * for a byte of JSON.
  */
 
-/** The stored conversations among ?1, a JSON array of ids. */
-export const READ_CONVERSATIONS_SQL = `SELECT id, first_emit, version, in_cube, ${DATA_SQL} AS data FROM conversations WHERE id IN (SELECT value FROM json_each(?1))`;
+/** The stored conversations among ?1, a JSON array of keys (conversation-key.ts lookupKeys). */
+export const READ_CONVERSATIONS_SQL = `SELECT ${STORED_KEY_SQL} AS key, first_emit, version, in_cube, ${DATA_SQL} AS data FROM conversations
+           WHERE id IN (SELECT ${keySql('value')} FROM json_each(?1))`;
 
 /**
  * Where the database's dimension cube stands (ingest/cube-backfill.ts): WHOLE, it holds every stored
@@ -24,13 +26,13 @@ const CUBE_PHASE_EXPR = `CASE WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = '$
 export const CUBE_PHASE_SQL = `SELECT ${CUBE_PHASE_EXPR} AS phase`;
 
 /**
- * One guard row: conversations changed since they were read (?1: `[id, version read]` rows), plus
+ * One guard row: conversations changed since they were read (?1: `[key, version read]` rows), plus
  * dictionary ids that do not (any longer) name what this isolate believes (?2: `[id, dim, value]`
  * rows), plus a cube phase other than the one read (?3); a non-zero count fails ingest_guard's CHECK
  * and so the whole batch.
  */
 export const GUARD_SQL = `INSERT INTO ingest_guard (conflicts) SELECT
-             (SELECT count(*) FROM json_each(?1) j LEFT JOIN conversations c ON c.id = j.value->>0
+             (SELECT count(*) FROM json_each(?1) j LEFT JOIN conversations c ON c.id = ${keySql('j.value->>0')}
                WHERE coalesce(c.version, 0) <> j.value->>1)
            + (SELECT count(*) FROM json_each(?2) j LEFT JOIN dim_values d ON d.id = j.value->>0
                WHERE d.dim IS NOT j.value->>1 OR d.value IS NOT j.value->>2)
@@ -43,12 +45,12 @@ export const CLEAR_GUARD_SQL = 'DELETE FROM ingest_guard';
  * fails on the primary key when another writer got there first.
  */
 export const INSERT_CONVERSATIONS_SQL = `INSERT INTO conversations (id, first_emit, last_emit, span_class, version, data, in_cube)
-           SELECT value->>0, value->>1, (value->>1) + (value->>2), value->>3, 1, unhex(value->>4), ?2 FROM json_each(?1)`;
+           SELECT ${keySql('value->>0')}, value->>1, (value->>1) + (value->>2), value->>3, 1, unhex(value->>4), ?2 FROM json_each(?1)`;
 
 /** Conversations that get new observations (rows of updatedRow). */
 export const UPDATE_CONVERSATIONS_SQL = `UPDATE conversations SET first_emit = u.value->>1, last_emit = u.value->>2, span_class = u.value->>3,
            version = u.value->>4, data = unhex(u.value->>5)
-           FROM json_each(?1) u WHERE conversations.id = u.value->>0`;
+           FROM json_each(?1) u WHERE conversations.id = ${keySql('u.value->>0')}`;
 
 /**
  * Records the span classes written and the longest span seen in each (?1: `[class, longest span]`
@@ -71,15 +73,15 @@ export function spanClassRows(writes: readonly ConversationWrite[]): string {
 
 // The row texts by hand: JSON.stringify would scan every character of the hex data for escapes.
 
-/** `[id, first emit, span, span class, hex data]` (`data`: the write's observations encoded) */
+/** `[key, first emit, span, span class, hex data]` (`data`: the write's observations encoded) */
 export function insertedRow(w: ConversationWrite, data: string): string {
   const span = w.lastEmit - w.firstEmit;
-  return `[${JSON.stringify(w.id)},${w.firstEmit},${span},${spanClass(span)},"${data}"]`;
+  return `[${JSON.stringify(w.key)},${w.firstEmit},${span},${spanClass(span)},"${data}"]`;
 }
 
-/** `[id, first emit, last emit, span class, new version, hex data]` */
+/** `[key, first emit, last emit, span class, new version, hex data]` */
 export function updatedRow(w: ConversationWrite, data: string): string {
-  return `[${JSON.stringify(w.id)},${w.firstEmit},${w.lastEmit},${spanClass(w.lastEmit - w.firstEmit)},${w.expectedVersion + 1},"${data}"]`;
+  return `[${JSON.stringify(w.key)},${w.firstEmit},${w.lastEmit},${spanClass(w.lastEmit - w.firstEmit)},${w.expectedVersion + 1},"${data}"]`;
 }
 
 /** The upsert of one rollup's cells (one JSON array of rollup-rows.ts rollupRows rows, or cube-rows.ts cubeRows rows). */

@@ -20,6 +20,7 @@ import {
   UPDATE_CONVERSATIONS_SQL,
   updatedRow,
 } from './observations-sql';
+import { conversationIdOfKey, lookupKeys } from './conversation-key';
 import { encodeObservations, missingNames, type DictionaryRefs } from './observation-codec';
 import type { ConversationRecord } from './record.schema';
 import { packedRows, rollupRows } from './rollup-rows';
@@ -163,15 +164,21 @@ export async function cubePhase(d1: D1Database): Promise<CubePhase> {
  * row's `inCube` says whether its `in_cube` holds this generation.
  */
 async function readStored(d1: D1Database, ids: string[]): Promise<{ phase: CubePhase; stored: Map<string, StoredConversation> }> {
-  type Row = { id: string; first_emit: number; version: number; in_cube: number | null; data: string };
+  type Row = { key: string; first_emit: number; version: number; in_cube: number | null; data: string };
   const [phase, ...chunks] = await d1.batch<unknown>([
     d1.prepare(CUBE_PHASE_SQL),
-    ...chunkJson(ids).map((chunk) => d1.prepare(READ_CONVERSATIONS_SQL).bind(chunk)),
+    ...chunkJson(ids.flatMap(lookupKeys)).map((chunk) => d1.prepare(READ_CONVERSATIONS_SQL).bind(chunk)),
   ]);
   const stored = new Map<string, StoredConversation>();
   for (const { results } of chunks as D1Result<Row>[]) {
     for (const row of results) {
-      stored.set(row.id, { firstEmit: row.first_emit, version: row.version, data: row.data, inCube: row.in_cube === CUBE_GENERATION });
+      stored.set(conversationIdOfKey(row.key), {
+        key: row.key,
+        firstEmit: row.first_emit,
+        version: row.version,
+        data: row.data,
+        inCube: row.in_cube === CUBE_GENERATION,
+      });
     }
   }
   return { phase: (phase as D1Result<{ phase: CubePhase }>).results[0]!.phase, stored };
@@ -299,7 +306,7 @@ function buildStatements(d1: D1Database, plan: WritePlan, dims: ResolvedDims, ph
   statements.push(
     ...guardStatements(
       d1,
-      plan.writes.flatMap((w) => (w.expectedVersion === 0 ? [] : [[w.id, w.expectedVersion] as [string, number]])),
+      plan.writes.flatMap((w) => (w.expectedVersion === 0 ? [] : [[w.key, w.expectedVersion] as [string, number]])),
       dims.guard,
       phase,
     ),

@@ -1,9 +1,12 @@
+import { conversationKey } from './conversation-key';
 import { decodeObservations, type DictionaryNames } from './observation-codec';
 import { ObservationKeys, type Observation } from './to-observations';
 
 /** A conversation's row as it is to be written. */
 export interface ConversationWrite {
   id: string;
+  /** Where it is (or will be) stored: conversation-key.ts. */
+  key: string;
   firstEmit: number;
   lastEmit: number;
   /** Version read before the merge (0 = new); the write must find it unchanged. */
@@ -14,6 +17,8 @@ export interface ConversationWrite {
 
 /** A conversation's row as it was read: `data` as DATA_SQL selects it (its dictionary ids in the plan's `names`). */
 export interface StoredConversation {
+  /** The row's key as read (conversation-key.ts): an update writes that row. */
+  key: string;
   firstEmit: number;
   version: number;
   data: string;
@@ -63,7 +68,7 @@ export function planWrites(
       if (o.emit < firstEmit) firstEmit = o.emit;
       if (o.emit > lastEmit) lastEmit = o.emit;
     }
-    writes.push({ id, firstEmit, lastEmit, expectedVersion: row?.version ?? 0, observations: all });
+    writes.push({ id, key: row?.key ?? conversationKey(id), firstEmit, lastEmit, expectedVersion: row?.version ?? 0, observations: all });
     if (row ? wholeCube || row.inCube : newInCube) fresh.push(...added);
     else outsideCube.push(...added);
   }

@@ -1,5 +1,6 @@
 import { DIMENSIONS, METRICS, MULTI_VALUED, type Dimension } from '../catalog';
 import { dictionaryNames } from '../dictionary';
+import { conversationIdOfKey, STORED_KEY_SQL } from '../ingest/conversation-key';
 import { DATA_SQL, decodeObservations, missingNames } from '../ingest/observation-codec';
 import type { DimValues } from '../ingest/to-observations';
 import { ANALYTICS_LIMITS } from '../limits';
@@ -716,12 +717,12 @@ async function readRawClass(
   for (;;) {
     const page = await d1
       .prepare(
-        `SELECT rowid, id, first_emit, ${DATA_SQL} AS data FROM conversations
+        `SELECT rowid, ${STORED_KEY_SQL} AS key, first_emit, ${DATA_SQL} AS data FROM conversations
          WHERE span_class = ?5 AND first_emit >= ?1 AND (first_emit > ?1 OR rowid > ?2) AND first_emit < ?3 AND last_emit >= ?4
          ORDER BY first_emit, rowid LIMIT ?6`,
       )
       .bind(after[0], after[1], end, start, spanClass, pageRows)
-      .all<{ rowid: number; id: string; first_emit: number; data: string }>();
+      .all<{ rowid: number; key: string; first_emit: number; data: string }>();
     const { results } = page;
     read.rowsRead += page.meta.rows_read;
     read.conversations += results.length;
@@ -733,7 +734,7 @@ async function readRawClass(
     for (const row of results) missingNames(row.data, names, missing);
     await dictionaryNames(d1, missing, names);
     for (const row of results) {
-      const observations = decodeObservations(row.data, row.first_emit, row.id, names);
+      const observations = decodeObservations(row.data, row.first_emit, conversationIdOfKey(row.key), names);
       for (const obs of observations) {
         if (obs.emit < start || obs.emit >= end || (wanted && !wanted.has(obs.metric))) continue;
         aggregation.add(bucketIndex(spec.plan, obs.emit), obs.metric, obs.dims, 1, obs.value, obs.value, obs.value, obs.value);
