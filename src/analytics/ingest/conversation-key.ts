@@ -41,11 +41,13 @@ export function conversationIdOfKey(key: string): string {
 }
 
 /**
- * The column's value for a key held by the SQL expression `expr`. The text is cut as bytes: substr() of
- * a TEXT stops at a NUL, which an id may hold ('t' is one byte).
+ * The column's value for a key held by the SQL expression `expr` (`form`: known to be that form). The text
+ * is cut as bytes: substr() of a TEXT stops at a NUL, which an id may hold ('t' is one byte).
  */
-export function keySql(expr: string): string {
-  return `CASE WHEN substr(${expr}, 1, 1) = 'x' THEN unhex(substr(${expr}, 2)) ELSE CAST(substr(CAST(${expr} AS BLOB), 2) AS TEXT) END`;
+export function keySql(expr: string, form?: 'x' | 't'): string {
+  const bytes = `unhex(substr(${expr}, 2))`;
+  const text = `CAST(substr(CAST(${expr} AS BLOB), 2) AS TEXT)`;
+  return form === 'x' ? bytes : form === 't' ? text : `CASE WHEN substr(${expr}, 1, 1) = 'x' THEN ${bytes} ELSE ${text} END`;
 }
 
 /** A row's key, as conversationIdOfKey reads it and keySql writes it back. */

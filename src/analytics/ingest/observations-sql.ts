@@ -12,7 +12,8 @@ import type { ConversationWrite } from './write-plan';
 
 /** The stored conversations among ?1, a JSON array of keys (conversation-key.ts lookupKeys). */
 export const READ_CONVERSATIONS_SQL = `SELECT ${STORED_KEY_SQL} AS key, first_emit, version, in_cube, ${DATA_SQL} AS data FROM conversations
-           WHERE id IN (SELECT ${keySql('value')} FROM json_each(?1))`;
+           WHERE id IN (SELECT ${keySql('value', 'x')} FROM json_each(?1) WHERE substr(value, 1, 1) = 'x')
+              OR id IN (SELECT ${keySql('value', 't')} FROM json_each(?1) WHERE substr(value, 1, 1) = 't')`;
 
 /**
  * Where the database's dimension cube stands (ingest/cube-backfill.ts): WHOLE, it holds every stored
@@ -44,13 +45,15 @@ export const CLEAR_GUARD_SQL = 'DELETE FROM ingest_guard';
  * New conversations (rows of insertedRow), `in_cube` ?2 (CUBE_GENERATION, or NULL while a backfill's cube is emptied);
  * fails on the primary key when another writer got there first.
  */
-export const INSERT_CONVERSATIONS_SQL = `INSERT INTO conversations (id, first_emit, last_emit, span_class, version, data, in_cube)
-           SELECT ${keySql('value->>0')}, value->>1, (value->>1) + (value->>2), value->>3, 1, unhex(value->>4), ?2 FROM json_each(?1)`;
+export const INSERT_CONVERSATIONS_SQL = `WITH r AS MATERIALIZED (SELECT jsonb(value) AS value FROM json_each(?1))
+           INSERT INTO conversations (id, first_emit, last_emit, span_class, version, data, in_cube)
+           SELECT ${keySql('value->>0')}, value->>1, (value->>1) + (value->>2), value->>3, 1, unhex(value->>4), ?2 FROM r`;
 
 /** Conversations that get new observations (rows of updatedRow). */
-export const UPDATE_CONVERSATIONS_SQL = `UPDATE conversations SET first_emit = u.value->>1, last_emit = u.value->>2, span_class = u.value->>3,
+export const UPDATE_CONVERSATIONS_SQL = `WITH r AS MATERIALIZED (SELECT jsonb(value) AS value FROM json_each(?1))
+           UPDATE conversations SET first_emit = u.value->>1, last_emit = u.value->>2, span_class = u.value->>3,
            version = u.value->>4, data = unhex(u.value->>5)
-           FROM json_each(?1) u WHERE conversations.id = ${keySql('u.value->>0')}`;
+           FROM r u WHERE conversations.id = ${keySql('u.value->>0')}`;
 
 /**
  * Records the span classes written and the longest span seen in each (?1: `[class, longest span]`
