@@ -103,6 +103,18 @@ const USER_MORE: Rollup = {
   ),
 };
 
+/**
+ * A rollup cell of one observation (cnt = 1) keeps no min and max of its own: both are its sum. It stores
+ * 0 there (NULL in agg_user's nullable columns), which SQLite's record holds in no byte, where the two
+ * integers cost ~24 bytes a conversation across the rollups (most of an agent's quarter-hour cells hold
+ * one observation). Readers and merges take `extremeOf` (the min or max column `column` as it reads);
+ * cells written before 2026-11-27 hold them explicitly, which reads the same. In agg_user a metric the
+ * row lacks (cnt = 0) is NULL.
+ */
+export function extremeOf(cnt: string, sum: string, column: string): string {
+  return `CASE WHEN ${cnt} = 1 THEN ${sum} ELSE ${column} END`;
+}
+
 /** Smallest first. */
 export const ROLLUPS: readonly Rollup[] = [
   // Half hours too, here only: a PT30M query over days of every metric (a wallboard's day view) then

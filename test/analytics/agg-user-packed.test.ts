@@ -57,15 +57,16 @@ describe('the packed upsert, through D1', () => {
       .bind(slot, user)
       .first();
 
-  it('adds counts and sums, keeps min and max of the values present, NULL only where a metric never was', async () => {
+  it('adds counts and sums, keeps min and max of the values present, NULL where a metric never was or was seen once', async () => {
     const [tAnswered, nOverSla, tAlert] = ['tAnswered', 'nOverSla', 'tAlert'].map((n) => METRIC_INDEX.get(n)!);
     // A new row with one observation (the bare value), and another row with one metric.
     await upsert([`{"k":[60,${units},1,2,3,901],"${tAnswered}":500}`, `{"k":[60,${units},1,2,3,902],"${tAlert}":[3,30,5,20]}`]);
+    // One observation keeps no min or max: both are its sum (rollups.ts extremeOf).
     expect(await read(901)).toEqual({
       tAnswered_cnt: 1,
       tAnswered_sum: 500,
-      tAnswered_mn: 500,
-      tAnswered_mx: 500,
+      tAnswered_mn: null,
+      tAnswered_mx: null,
       nOverSla_cnt: 0,
       nOverSla_sum: 0,
       nOverSla_mn: null,
@@ -85,8 +86,8 @@ describe('the packed upsert, through D1', () => {
       tAnswered_mx: 600,
       nOverSla_cnt: 1,
       nOverSla_sum: 1,
-      nOverSla_mn: 1,
-      nOverSla_mx: 1,
+      nOverSla_mn: null,
+      nOverSla_mx: null,
       tAlert_cnt: 0,
       tAlert_sum: 0,
       tAlert_mn: null,

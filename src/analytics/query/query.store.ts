@@ -8,6 +8,7 @@ import type { Partition } from '../partitions/partitions';
 import {
   CUBE_INCOMPLETE_KEY,
   CUBE_MASK_RESOLUTIONS,
+  extremeOf,
   maskBitSql,
   needsWholeCube,
   pickRollup,
@@ -482,6 +483,10 @@ function pushedMatch(read: Read, column: string, dimension: Dimension, values: r
   return values.length === 1 ? `${column} = ${ids}` : `${column} IN ${ids}`;
 }
 
+/** A stored cell's min and max (rollups.ts extremeOf: a cell of one observation keeps neither). */
+const CELL_MIN = extremeOf('cnt', 'sum', 'mn');
+const CELL_MAX = extremeOf('cnt', 'sum', 'mx');
+
 /** Cells of a rollup keeping one row per metric; `metrics` undefined = all. */
 function cellsPart(read: Read, rollup: Rollup, metrics: number[] | undefined): Part {
   const { from, where, chunk } = scan(read, rollup, metrics !== undefined);
@@ -493,16 +498,18 @@ function cellsPart(read: Read, rollup: Rollup, metrics: number[] | undefined): P
   const kept = read.dims.filter(has).map((d) => d.column);
   const keys = ['metric', ...kept].join(', ');
   const source = read.bucketsInSql
-    ? `(SELECT ${sqlBucket(read.runs)} AS slot, ${keys}, sum(cnt) AS cnt, sum(sum) AS sum, min(mn) AS mn, max(mx) AS mx
+    ? `(SELECT ${sqlBucket(read.runs)} AS slot, ${keys}, sum(cnt) AS cnt, sum(sum) AS sum, min(${CELL_MIN}) AS mn, max(${CELL_MAX}) AS mx
       FROM ${scanned} GROUP BY 1, ${keys})`
     : scanned;
   const dimValues = read.dims.map((d) => (has(d) ? d.column : `0`));
-  const cell = ['metric', ...dimValues, 'cnt', 'sum', 'mn', 'mx'].join(', ');
+  // Read from the table, a cell of one observation has no min or max of its own (rollups.ts extremeOf).
+  const [mn, mx] = read.bucketsInSql ? ['mn', 'mx'] : [`${CELL_MIN}`, `${CELL_MAX}`];
+  const cell = ['metric', ...dimValues, 'cnt', 'sum', mn, mx].join(', ');
   return {
     sql: `SELECT slot, ${flatArray(cell)} AS cells, 0 AS packed
     FROM ${source}
     GROUP BY ${read.bucketsInSql ? (rollup.dims.length > 1 ? 'slot, metric' : 'slot') : chunk}`,
-    unpacked: `SELECT ${['slot', 'metric', ...read.dims.map((d, i) => `${dimValues[i]} AS ${d.column}`), 'cnt', 'sum', 'mn', 'mx'].join(', ')} FROM ${source}`,
+    unpacked: `SELECT ${['slot', 'metric', ...read.dims.map((d, i) => `${dimValues[i]} AS ${d.column}`), 'cnt', 'sum', `${mn} AS mn`, `${mx} AS mx`].join(', ')} FROM ${source}`,
     scanned,
   };
 }
@@ -523,7 +530,7 @@ function absentPart(read: Read, index: number, metrics: number[] | undefined): P
   if (media) where.push(media.length === 1 ? pushedMatch(read, 'media', 'mediaType', media) : 'false');
   const scanned = `agg_mask WHERE ${where.join(' AND ')}`;
   const slot = read.bucketsInSql ? sqlBucket(read.runs) : 'slot';
-  const source = `(SELECT ${slot} AS slot, metric, media, sum(cnt) AS cnt, sum(sum) AS sum, min(mn) AS mn, max(mx) AS mx
+  const source = `(SELECT ${slot} AS slot, metric, media, sum(cnt) AS cnt, sum(sum) AS sum, min(${CELL_MIN}) AS mn, max(${CELL_MAX}) AS mx
       FROM ${scanned} GROUP BY 1, metric, media)`;
   const dimValues = read.dims.map((d) => (d.column === 'media' ? 'media' : '0'));
   const cell = ['metric', ...dimValues, 'cnt', 'sum', 'mn', 'mx'].join(', ');
@@ -550,18 +557,21 @@ function packedPart(read: Read, rollup: Rollup, metrics: PackedMetric[]): Part {
   if (metrics.length < rollup.packed!.metrics.length) where.push(`(${metrics.map((m) => `${m.cnt} > 0`).join(' OR ')})`);
   const scanned = `${from} WHERE ${where.join(' AND ')}`;
   const keys = read.dims.map((d) => d.column);
-  const values = metrics.flatMap((m) => [m.cnt, m.sum, m.mn, m.mx]);
+  // Read from the table, a metric of one observation has no min or max of its own (rollups.ts extremeOf).
+  const extreme = (m: PackedMetric, column: string) => (read.bucketsInSql ? column : extremeOf(m.cnt, m.sum, column));
+  const values = metrics.flatMap((m) => [m.cnt, m.sum, extreme(m, m.mn), extreme(m, m.mx)]);
   const sums = metrics.flatMap((m) => [
     `sum(${m.cnt}) AS ${m.cnt}`,
     `sum(${m.sum}) AS ${m.sum}`,
-    `min(${m.mn}) AS ${m.mn}`,
-    `max(${m.mx}) AS ${m.mx}`,
+    `min(${extremeOf(m.cnt, m.sum, m.mn)}) AS ${m.mn}`,
+    `max(${extremeOf(m.cnt, m.sum, m.mx)}) AS ${m.mx}`,
   ]);
   const source = read.bucketsInSql
     ? `(SELECT ${[`${sqlBucket(read.runs)} AS slot`, ...keys, ...sums].join(', ')} FROM ${scanned} GROUP BY ${['1', ...keys].join(', ')})`
     : scanned;
   // The fallback's cells: each row once per metric (a literal list), kept where it holds that metric.
-  const pick = (column: keyof PackedMetric) => `CASE m.metric ${metrics.map((x) => `WHEN ${x.metric} THEN ${x[column]}`).join(' ')} END`;
+  const pick = (column: keyof PackedMetric) =>
+    `CASE m.metric ${metrics.map((x) => `WHEN ${x.metric} THEN ${column === 'mn' || column === 'mx' ? extreme(x, x[column]) : x[column]}`).join(' ')} END`;
   const unpivot = `SELECT ${['slot', 'm.metric AS metric', ...keys, `${pick('cnt')} AS cnt`, `${pick('sum')} AS sum`, `${pick('mn')} AS mn`, `${pick('mx')} AS mx`].join(', ')}
       FROM ${read.bucketsInSql ? source : `(SELECT * FROM ${source})`} CROSS JOIN (${metrics.map((x) => `SELECT ${x.metric} AS metric`).join(' UNION ALL ')}) m`;
   return {
