@@ -124,6 +124,7 @@ async function storeObservations(
 ): Promise<Omit<IngestResult, 'skippedMetrics'>> {
   for (let attempt = 1; ; attempt++) {
     const { phase, stored } = await readStored(d1, [...byConversation.keys()]);
+    // The dictionary's values the stored rows name (one more read, only when a conversation is sent again).
     const names = new Map<number, string>();
     const missing = new Set<number>();
     for (const row of stored.values()) missingNames(row.data, names, missing);
@@ -161,7 +162,8 @@ export async function cubePhase(d1: D1Database): Promise<CubePhase> {
 
 /**
  * The stored rows among `ids` and where the database's cube stands, in one D1 request (one snapshot); a
- * row's `inCube` says whether its `in_cube` holds this generation.
+ * row's `inCube` says whether its `in_cube` holds this generation, its `key` the form its id is stored in
+ * (a UUID is looked up as its bytes and as the text of rows of before: conversation-key.ts).
  */
 async function readStored(d1: D1Database, ids: string[]): Promise<{ phase: CubePhase; stored: Map<string, StoredConversation> }> {
   type Row = { key: string; first_emit: number; version: number; in_cube: number | null; data: string };
