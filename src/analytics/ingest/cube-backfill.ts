@@ -68,6 +68,9 @@ export const EMPTYING_DELETES_SQL = [
                AND (${key}) IN (SELECT ${key} FROM ${config.name} WHERE ${where} LIMIT ${ROWS_PER_DELETE})`;
 });
 
+/** `meta` key: the generation for which no conversation held the current one when the emptying began. */
+const CUBE_CHECKED_KEY = 'cube:checked';
+
 /** Whether any conversation holds generation ?1 of the cube. */
 const HOLDS_GENERATION_SQL = 'SELECT EXISTS (SELECT 1 FROM conversations WHERE in_cube = ?1) AS found';
 
@@ -112,12 +115,22 @@ export async function backfillCube(
     // without a new generation; emptying would drop its cells and filling would not add them back (it adds
     // rows of other generations), leaving a cube marked whole that lacks them. Refused instead: queries
     // keep reading the raw rows, and the scheduled handler logs it as an error.
-    if ((await d1.prepare(HOLDS_GENERATION_SQL).bind(CUBE_GENERATION).first<number>('found')) === 1) {
+    // The check reads every conversation (no index on in_cube): once per backfill, not in every run
+    // that empties (CUBE_CHECKED_KEY holds the generation it was made for until the filling starts).
+    const checked =
+      (await d1.prepare(`SELECT value FROM meta WHERE key = ?1`).bind(CUBE_CHECKED_KEY).first<number>('value')) === CUBE_GENERATION;
+    if (!checked && (await d1.prepare(HOLDS_GENERATION_SQL).bind(CUBE_GENERATION).first<number>('found')) === 1) {
       report.phase = 'refused';
       report.reason =
         'the database is marked cube:incomplete while conversations hold the current generation. The migration that ' +
         'marked it must raise CUBE_GENERATION (src/analytics/rollups.ts); until then queries of the cube read raw rows.';
       return report;
+    }
+    if (!checked) {
+      await d1
+        .prepare(`INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value`)
+        .bind(CUBE_CHECKED_KEY, CUBE_GENERATION)
+        .run();
     }
     for (const sql of EMPTYING_DELETES_SQL) {
       for (;;) {
@@ -128,7 +141,10 @@ export async function backfillCube(
       }
     }
     // Empty, and nothing refills it while EMPTYING: ingest adds no conversation to the cube.
-    await d1.prepare(`INSERT INTO meta (key, value) VALUES (?1, 0) ON CONFLICT (key) DO NOTHING`).bind(CUBE_BACKFILL_KEY).run();
+    await d1.batch([
+      d1.prepare(`INSERT INTO meta (key, value) VALUES (?1, 0) ON CONFLICT (key) DO NOTHING`).bind(CUBE_BACKFILL_KEY),
+      d1.prepare(`DELETE FROM meta WHERE key = ?1`).bind(CUBE_CHECKED_KEY),
+    ]);
     phase = CubePhase.FILLING;
   }
 
@@ -160,7 +176,7 @@ export async function backfillCube(
     for (const chunk of chunkJson(results.map((row) => row.key))) statements.push(d1.prepare(IN_CUBE_SQL).bind(chunk, CUBE_GENERATION));
     statements.push(
       last
-        ? d1.prepare(`DELETE FROM meta WHERE key IN (?1, ?2)`).bind(CUBE_INCOMPLETE_KEY, CUBE_BACKFILL_KEY)
+        ? d1.prepare(`DELETE FROM meta WHERE key IN (?1, ?2, ?3)`).bind(CUBE_INCOMPLETE_KEY, CUBE_BACKFILL_KEY, CUBE_CHECKED_KEY)
         : d1.prepare(`UPDATE meta SET value = ?2 WHERE key = ?1`).bind(CUBE_BACKFILL_KEY, results.at(-1)!.rowid),
     );
     statements.push(d1.prepare(CLEAR_GUARD_SQL));
