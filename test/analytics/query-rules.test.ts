@@ -183,6 +183,22 @@ describe('seed rule 4 and bucket edges', () => {
     expect(res.results).toEqual(expected);
   });
 
+  it('reads hourly cells as stored, a cell of one observation with its value as min and max, as the raw rows do', async () => {
+    // PT1H over agg_queue@60: one bucket a slot, so the cells are not added up in SQL; most hold one observation,
+    // which keeps no min and max of its own (rollups.ts extremeOf).
+    const hourly = (extra: object[] = []) => ({ ...edgesQuery(extra), granularity: 'PT1H' });
+    const rolled = await queryOk(hourly());
+    expect(rolled.source).toBe('rollup:agg_queue@60');
+    const raw = await queryOk(hourly([{ dimension: 'conversationId', operator: 'exists' }]));
+    expect(raw.source).toBe('raw');
+    expect(rolled.results).toEqual(raw.results);
+    const timers = rolled.results.flatMap((r: { data: { metrics: { metric: string; stats: { min?: number } }[] }[] }) =>
+      r.data.flatMap((d) => d.metrics.filter((m) => m.metric !== 'nOffered')),
+    );
+    expect(timers.length).toBeGreaterThan(0);
+    for (const t of timers) expect(t.stats.min).toBeGreaterThan(0);
+  });
+
   it('returns an empty result for an interval without data', async () => {
     const res = await queryOk({ interval: '2002-03-06T00:00:00Z/2002-03-07T00:00:00Z' });
     expect(res.results).toEqual([]);

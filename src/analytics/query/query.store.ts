@@ -502,14 +502,13 @@ function cellsPart(read: Read, rollup: Rollup, metrics: number[] | undefined): P
       FROM ${scanned} GROUP BY 1, ${keys})`
     : scanned;
   const dimValues = read.dims.map((d) => (has(d) ? d.column : `0`));
-  // Read from the table, a cell of one observation has no min or max of its own (rollups.ts extremeOf).
-  const [mn, mx] = read.bucketsInSql ? ['mn', 'mx'] : [`${CELL_MIN}`, `${CELL_MAX}`];
-  const cell = ['metric', ...dimValues, 'cnt', 'sum', mn, mx].join(', ');
+  // Cells as stored: one of one observation has no min or max of its own, readRollup takes its sum.
+  const cell = ['metric', ...dimValues, 'cnt', 'sum', 'mn', 'mx'].join(', ');
   return {
     sql: `SELECT slot, ${flatArray(cell)} AS cells, 0 AS packed
     FROM ${source}
     GROUP BY ${read.bucketsInSql ? (rollup.dims.length > 1 ? 'slot, metric' : 'slot') : chunk}`,
-    unpacked: `SELECT ${['slot', 'metric', ...read.dims.map((d, i) => `${dimValues[i]} AS ${d.column}`), 'cnt', 'sum', `${mn} AS mn`, `${mx} AS mx`].join(', ')} FROM ${source}`,
+    unpacked: `SELECT ${['slot', 'metric', ...read.dims.map((d, i) => `${dimValues[i]} AS ${d.column}`), 'cnt', 'sum', 'mn', 'mx'].join(', ')} FROM ${source}`,
     scanned,
   };
 }
@@ -557,9 +556,9 @@ function packedPart(read: Read, rollup: Rollup, metrics: PackedMetric[]): Part {
   if (metrics.length < rollup.packed!.metrics.length) where.push(`(${metrics.map((m) => `${m.cnt} > 0`).join(' OR ')})`);
   const scanned = `${from} WHERE ${where.join(' AND ')}`;
   const keys = read.dims.map((d) => d.column);
-  // Read from the table, a metric of one observation has no min or max of its own (rollups.ts extremeOf).
-  const extreme = (m: PackedMetric, column: string) => (read.bucketsInSql ? column : extremeOf(m.cnt, m.sum, column));
-  const values = metrics.flatMap((m) => [m.cnt, m.sum, extreme(m, m.mn), extreme(m, m.mx)]);
+  // As stored (a metric of one observation has no min or max of its own: readRollup takes its sum); added
+  // up in SQL, each row's own first (rollups.ts extremeOf).
+  const values = metrics.flatMap((m) => [m.cnt, m.sum, m.mn, m.mx]);
   const sums = metrics.flatMap((m) => [
     `sum(${m.cnt}) AS ${m.cnt}`,
     `sum(${m.sum}) AS ${m.sum}`,
@@ -570,8 +569,7 @@ function packedPart(read: Read, rollup: Rollup, metrics: PackedMetric[]): Part {
     ? `(SELECT ${[`${sqlBucket(read.runs)} AS slot`, ...keys, ...sums].join(', ')} FROM ${scanned} GROUP BY ${['1', ...keys].join(', ')})`
     : scanned;
   // The fallback's cells: each row once per metric (a literal list), kept where it holds that metric.
-  const pick = (column: keyof PackedMetric) =>
-    `CASE m.metric ${metrics.map((x) => `WHEN ${x.metric} THEN ${column === 'mn' || column === 'mx' ? extreme(x, x[column]) : x[column]}`).join(' ')} END`;
+  const pick = (column: keyof PackedMetric) => `CASE m.metric ${metrics.map((x) => `WHEN ${x.metric} THEN ${x[column]}`).join(' ')} END`;
   const unpivot = `SELECT ${['slot', 'm.metric AS metric', ...keys, `${pick('cnt')} AS cnt`, `${pick('sum')} AS sum`, `${pick('mn')} AS mn`, `${pick('mx')} AS mx`].join(', ')}
       FROM ${read.bucketsInSql ? source : `(SELECT * FROM ${source})`} CROSS JOIN (${metrics.map((x) => `SELECT ${x.metric} AS metric`).join(' UNION ALL ')}) m`;
   return {
@@ -622,14 +620,17 @@ async function readRollup(
         const v = (row[2 + i] as string | null) ?? undefined;
         values[dims[i]!.index] = v !== undefined && MULTI_VALUED[dims[i]!.index] ? (JSON.parse(v) as string[]) : v;
       }
+      const cnt = row[2 + k] as number;
+      const sum = row[3 + k] as number;
+      // One observation: its min and max are its sum (rollups.ts extremeOf).
       aggregation.add(
         bucket,
         row[1] as number,
         values,
-        row[2 + k] as number,
-        row[3 + k] as number,
-        row[4 + k] as number,
-        row[5 + k] as number,
+        cnt,
+        sum,
+        cnt === 1 ? sum : (row[4 + k] as number),
+        cnt === 1 ? sum : (row[5 + k] as number),
       );
       const pause = pacer.step();
       if (pause) await pause;
@@ -652,13 +653,26 @@ async function readRollup(
       for (let row = 0; row < flat.length; row += packedStride) {
         for (let i = 0; i < k; i++) values[dims[i]!.index] = dictionary[flat[row + i]!];
         for (let j = 0, c = row + k; j < metrics.length; j++, c += 4) {
-          if (flat[c]! > 0) aggregation.add(bucket, metrics[j]!, values, flat[c]!, flat[c + 1]!, flat[c + 2]!, flat[c + 3]!);
+          const cnt = flat[c]!;
+          if (cnt === 1) aggregation.add(bucket, metrics[j]!, values, 1, flat[c + 1]!, flat[c + 1]!, flat[c + 1]!);
+          else if (cnt > 0) aggregation.add(bucket, metrics[j]!, values, cnt, flat[c + 1]!, flat[c + 2]!, flat[c + 3]!);
         }
       }
     } else {
       for (let cell = 0; cell < flat.length; cell += cellStride) {
         for (let i = 0; i < k; i++) values[dims[i]!.index] = dictionary[flat[cell + 1 + i]!];
-        aggregation.add(bucket, flat[cell]!, values, flat[cell + 1 + k]!, flat[cell + 2 + k]!, flat[cell + 3 + k]!, flat[cell + 4 + k]!);
+        const cnt = flat[cell + 1 + k]!;
+        const sum = flat[cell + 2 + k]!;
+        // One observation: its min and max are its sum (rollups.ts extremeOf).
+        aggregation.add(
+          bucket,
+          flat[cell]!,
+          values,
+          cnt,
+          sum,
+          cnt === 1 ? sum : flat[cell + 3 + k]!,
+          cnt === 1 ? sum : flat[cell + 4 + k]!,
+        );
       }
     }
     // A row holds one slot's cells (up to thousands): pause between rows, never inside one.
