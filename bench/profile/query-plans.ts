@@ -28,7 +28,7 @@ import { benchQueries, type BenchQuery } from '../peers/queries';
 /** The statement readRollup would run for `q` (src's own builder), or undefined when the query goes to raw rows. */
 export function rollupSql(
   q: BenchQuery,
-): { sql: string; params: unknown[]; source: string; plan: BucketPlan; scanned: string[] } | undefined {
+): { sql: string; params: unknown[]; numbered: unknown[]; source: string; plan: BucketPlan; scanned: string[] } | undefined {
   const plan = planBuckets({ interval: q.body.interval, granularity: q.body.granularity, timeZone: q.body.timeZone });
   // The filter as src's schema reads it (defaults filled in); the pushdowns as src's prepare computes them.
   const filter = aggregateQuerySchema.parse(q.body).filter;
@@ -49,10 +49,10 @@ export function rollupSql(
     rollup,
     res,
   );
-  // Each numbered parameter appears once, in order: plain `?` for better-sqlite3. `scanned` keeps
-  // its numbers (one part may name ?3 and ?4 only).
-  const plain = (text: string) => text.replace(/\?\d+/g, '?');
-  return { sql: plain(sql), params, source: `rollup:${rollup.table}@${res}`, plan, scanned };
+  // Plain `?` for better-sqlite3, the parameters repeated in the order they are named (a pushed-down value
+  // bound once may be named by several parts). `scanned` keeps its numbers (one part may name ?3 and ?4 only).
+  const named = [...sql.matchAll(/\?(\d+)/g)].map((m) => params[Number(m[1]) - 1]);
+  return { sql: sql.replace(/\?\d+/g, '?'), params: named, numbered: params, source: `rollup:${rollup.table}@${res}`, plan, scanned };
 }
 
 async function main(): Promise<void> {
@@ -76,7 +76,7 @@ async function main(): Promise<void> {
     // Rows the scan touches: the same WHEREs, counted (agg_user's answer reads agg_queue too).
     // Each part with plain `?` and the parameters it names, in order.
     const count = (from: string) => {
-      const params = [...from.matchAll(/\?(\d+)/g)].map((m) => built.params[Number(m[1]) - 1]);
+      const params = [...from.matchAll(/\?(\d+)/g)].map((m) => built.numbered[Number(m[1]) - 1]);
       return (db.prepare(`SELECT count(*) AS n FROM ${from.replace(/\?\d+/g, '?')}`).get(...params) as { n: number }).n;
     };
     const scanned = built.scanned.reduce((n, from) => n + count(from), 0);
