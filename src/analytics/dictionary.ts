@@ -1,5 +1,6 @@
 import type { Dimension } from './catalog';
 import { JSON_PARAM_MAX_CHARS, jsonChunks } from '../db/json-chunks';
+import { missingNames } from './ingest/observation-codec';
 
 /**
  * The dimension-value dictionary (table dim_values): (dimension, value) -> small integer id, used by
@@ -85,11 +86,14 @@ export function forgetDictionary(database?: string): void {
 }
 
 /**
- * Adds to `names` the values of these dictionary ids (the observation codec's references, which a
- * row's reader resolves before decoding it: observation-codec.ts missingNames). Read per request,
- * never kept: a database replaced underneath the isolate must not be read with another's names.
+ * Adds to `names` the values of the dictionary ids that these stored rows (`data` as DATA_SQL selects
+ * it) name and `names` lacks: what decoding them needs (observation-codec.ts missingNames), in one
+ * statement. Read per request, never kept: a database replaced underneath the isolate must not be read
+ * with another's names.
  */
-export async function dictionaryNames(d1: D1Database, ids: ReadonlySet<number>, names: Map<number, string>): Promise<void> {
+export async function readNames(d1: D1Database, rows: Iterable<string>, names: Map<number, string>): Promise<void> {
+  const ids = new Set<number>();
+  for (const data of rows) missingNames(data, names, ids);
   if (ids.size === 0) return;
   const chunks = jsonChunks([...ids], JSON_PARAM_MAX_CHARS, JSON.stringify);
   const found = await d1.batch<{ id: number; value: string }>(

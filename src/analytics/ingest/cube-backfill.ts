@@ -1,10 +1,10 @@
 import { getTableConfig } from 'drizzle-orm/sqlite-core';
 import { aggDim, aggMask, aggProj, ROLLUP_SCHEMA } from '../../db/schema';
-import { dictionaryNames, forgetDictionary } from '../dictionary';
+import { forgetDictionary, readNames } from '../dictionary';
 import { analyticsStore, isRetired, type Partition } from '../partitions/partitions';
 import { CUBE_BACKFILL_KEY, CUBE_GENERATION, CUBE_INCOMPLETE_KEY, WITH_CUBE } from '../rollups';
 import { conversationIdOfKey, keySql, STORED_KEY_SQL } from './conversation-key';
-import { DATA_SQL, decodeObservations, missingNames } from './observation-codec';
+import { DATA_SQL, decodeObservations } from './observation-codec';
 import { CLEAR_GUARD_SQL, CubePhase } from './observations-sql';
 import { chunkJson, cubePhase, cubeStatements, guardStatements, resolveDimensions } from './observations.store';
 
@@ -159,9 +159,11 @@ export async function backfillCube(
       .all<{ rowid: number; key: string; first_emit: number; version: number; data: string }>();
     const last = results.length < perChunk;
     const names = new Map<number, string>();
-    const missing = new Set<number>();
-    for (const row of results) missingNames(row.data, names, missing);
-    await dictionaryNames(d1, missing, names);
+    await readNames(
+      d1,
+      results.map((row) => row.data),
+      names,
+    );
     const observations = results.flatMap((row) => decodeObservations(row.data, row.first_emit, conversationIdOfKey(row.key), names));
     const dims = await resolveDimensions(d1, name, observations);
     const statements = [

@@ -26,7 +26,7 @@ import type { DimValue, DimValues, Observation } from './to-observations';
  *
  * A value the dictionary holds (a bounded dimension's: queues, agents, teams, divisions, wrap-up codes…)
  * costs 2–3 bytes instead of 17 for a UUID; a reader resolves the ids first (`missingNames`, then
- * dictionary.ts dictionaryNames). Only ids the writer's batch guards (ingest's `dictionaryGuard`) are
+ * dictionary.ts readNames). Only ids the writer's batch guards (ingest's `dictionaryGuard`) are
  * written, so a row never names an id its database lacks.
  *
  * Version 3 (rows written 2026-11-27) had no dictionary or phone heads: h ≥ 5 = h − 5 bytes of UTF-8.
@@ -537,7 +537,7 @@ export function encodeObservations(observations: readonly Observation[], base: n
   return scratchHex();
 }
 
-/** Dictionary id → value, as dictionary.ts dictionaryNames reads them: what a reader needs for a row's ids. */
+/** Dictionary id → value, as dictionary.ts readNames reads them: what a reader needs for a row's ids. */
 export type DictionaryNames = ReadonlyMap<number, string>;
 
 /**

@@ -1,7 +1,7 @@
 import { JSON_PARAM_MAX_CHARS, jsonChunks } from '../../db/json-chunks';
 import { DIMENSIONS, type Dimension } from '../catalog';
 import { unavailable } from '../../errors';
-import { dictionaryGuard, dictionaryIds, dictionaryNames, forgetDictionary } from '../dictionary';
+import { dictionaryGuard, dictionaryIds, forgetDictionary, readNames } from '../dictionary';
 import { CUBE_DIMENSIONS, CUBE_GENERATION, ROLLUP_DIMENSIONS, ROLLUP_TABLES, WITH_CUBE, type Rollup } from '../rollups';
 import { CUBE_DIM_COLUMNS, CUBE_MASK_COLUMNS, cubeRows, type CubeValues } from './cube-rows';
 import { PROJECTION_COLUMNS, projectionRows } from './projection-rows';
@@ -21,7 +21,7 @@ import {
   updatedRow,
 } from './observations-sql';
 import { conversationIdOfKey, lookupKeys } from './conversation-key';
-import { encodeObservations, missingNames, type DictionaryRefs } from './observation-codec';
+import { encodeObservations, type DictionaryRefs } from './observation-codec';
 import type { ConversationRecord } from './record.schema';
 import { packedRows, rollupRows } from './rollup-rows';
 import { toObservations, type Observation } from './to-observations';
@@ -126,9 +126,11 @@ async function storeObservations(
     const { phase, stored } = await readStored(d1, [...byConversation.keys()]);
     // The dictionary's values the stored rows name (one more read, only when a conversation is sent again).
     const names = new Map<number, string>();
-    const missing = new Set<number>();
-    for (const row of stored.values()) missingNames(row.data, names, missing);
-    await dictionaryNames(d1, missing, names);
+    await readNames(
+      d1,
+      [...stored.values()].map((row) => row.data),
+      names,
+    );
     // A whole cube holds every stored row, whatever its in_cube says (NULL before migration 0017, 1 or 2 before 0019).
     const plan = planWrites(
       byConversation,

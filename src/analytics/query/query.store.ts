@@ -1,7 +1,7 @@
 import { DIMENSIONS, METRICS, MULTI_VALUED, type Dimension } from '../catalog';
-import { dictionaryNames } from '../dictionary';
+import { readNames } from '../dictionary';
 import { conversationIdOfKey, STORED_KEY_SQL } from '../ingest/conversation-key';
-import { DATA_SQL, decodeObservations, missingNames } from '../ingest/observation-codec';
+import { DATA_SQL, decodeObservations } from '../ingest/observation-codec';
 import type { DimValues } from '../ingest/to-observations';
 import { ANALYTICS_LIMITS } from '../limits';
 import type { Partition } from '../partitions/partitions';
@@ -754,9 +754,11 @@ async function readRawClass(
     // The estimate (checkRawEstimate) refused what it saw; rows ingested since are caught here.
     if (read.conversations > read.max) throw tooManyRawConversations(read.max);
     if (read.bytes > read.maxBytes) throw tooManyRawBytes(read.maxBytes);
-    const missing = new Set<number>();
-    for (const row of results) missingNames(row.data, names, missing);
-    await dictionaryNames(d1, missing, names);
+    await readNames(
+      d1,
+      results.map((row) => row.data),
+      names,
+    );
     for (const row of results) {
       const observations = decodeObservations(row.data, row.first_emit, conversationIdOfKey(row.key), names);
       for (const obs of observations) {
