@@ -11,7 +11,7 @@
  * costs (its RPC, JSON transport of parameters and results) are not here: `cpu-profile.ts --workload
  * ingest` shows those. Run while no `wrangler dev` uses the database.
  */
-import { copyFileSync, existsSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { simulateConversations } from '../../scripts/simulator/index';
@@ -24,7 +24,7 @@ import { d1File } from '../lib/sqlite-file';
 import { findStoreDir } from '../lib/store';
 
 /** Milliseconds and calls per label. */
-type Timings = Map<string, { ms: number; calls: number; paramChars: number }>;
+type Timings = Map<string, { ms: number; calls: number; paramChars: number; changes: number }>;
 
 /** What a statement touches, for its label: the table it writes, else the first table it reads. */
 function label(sql: string): string {
@@ -69,7 +69,8 @@ class StandInD1 {
     if (stmt.reader) out = { rows: mode === 'raw' ? stmt.raw(true).all(...params) : stmt.raw(false).all(...params), changes: 0 };
     else out = { rows: [], changes: (stmt.run(...params) as { changes: number }).changes };
     const key = label(sql);
-    const t = this.timings.get(key) ?? { ms: 0, calls: 0, paramChars: 0 };
+    const t = this.timings.get(key) ?? { ms: 0, calls: 0, paramChars: 0, changes: 0 };
+    t.changes += out.changes;
     t.ms += performance.now() - t0;
     t.calls++;
     t.paramChars += params.reduce<number>((n, p) => n + (typeof p === 'string' ? p.length : 8), 0);
@@ -113,6 +114,25 @@ class StandInStatement {
   }
 }
 
+/**
+ * The project's migrations the copy lacks, applied as `wrangler d1 migrations apply` would (its table
+ * d1_migrations, statements split at drizzle's breakpoints): the profile runs today's code on today's schema.
+ */
+function applyPendingMigrations(db: SqliteDatabase): void {
+  const applied = new Set((db.prepare('SELECT name FROM d1_migrations').all() as { name: string }[]).map((r) => r.name));
+  const dir = path.join(import.meta.dirname, '..', '..', 'migrations');
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.sql'))
+    .sort()) {
+    if (applied.has(file)) continue;
+    console.log(`applying migration ${file} to the copy`);
+    db.transaction(() => {
+      for (const statement of readFileSync(path.join(dir, file), 'utf8').split('--> statement-breakpoint')) db.exec(statement);
+      db.prepare('INSERT INTO d1_migrations (name) VALUES (?)').run(file);
+    })();
+  }
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { persist: { type: 'string' }, quick: { type: 'boolean' }, batches: { type: 'string' } } });
   const spec = values.quick ? QUICK_SIM : FULL_SIM;
@@ -124,14 +144,17 @@ async function main(): Promise<void> {
   copyFileSync(source, copy);
   if (existsSync(`${source}-wal`)) copyFileSync(`${source}-wal`, `${copy}-wal`);
   const db = openSqliteFile(copy);
+  applyPendingMigrations(db);
   const timings: Timings = new Map();
   const d1 = new StandInD1(db, timings) as unknown as D1Database;
 
+  // The days after the stored ones, as a live centre sends them (in time order): what a running ingest
+  // writes, compaction included. Conversations of the stored days would all be late (before the watermarks).
   const fresh = simulateConversations({
     days: spec.days,
     conversations: spec.conversations,
     seed: spec.seed + 1000,
-    end: new Date(spec.end),
+    end: new Date(Date.parse(spec.end) + spec.days * 86_400_000),
   });
   let js = 0;
   let bodyChars = 0;
@@ -170,10 +193,10 @@ async function main(): Promise<void> {
     `\nPer 1,000-conversation request (mean of ${batches}; ${(observations / batches).toFixed(0)} observations, body ${(bodyChars / batches / 1024).toFixed(0)} KiB), ` +
       `Node ${process.version} + better-sqlite3 on a copy of the ${spec.conversations.toLocaleString('en-US')}-conversation database:`,
   );
-  console.log('        ms  statements  parameter KiB');
+  console.log('        ms  statements  parameter KiB  rows changed  µs a row');
   for (const [name, t] of [...timings].sort((a, b) => b[1].ms - a[1].ms)) {
     console.log(
-      `  ${per(t.ms)}  ${(t.calls / batches).toFixed(1).padStart(10)}  ${(t.paramChars / batches / 1024).toFixed(0).padStart(13)}  sql: ${name}`,
+      `  ${per(t.ms)}  ${(t.calls / batches).toFixed(1).padStart(10)}  ${(t.paramChars / batches / 1024).toFixed(0).padStart(13)}  ${(t.changes / batches).toFixed(0).padStart(12)}  ${(t.changes ? (t.ms * 1000) / t.changes : 0).toFixed(2).padStart(8)}  sql: ${name}`,
     );
   }
   console.log(`  ${per(sqlTotal)}  = SQL`);

@@ -27,6 +27,8 @@ class Cdp {
   /** Subrequests the isolate made (Network.requestWillBeSent), by method and URL without the query. */
   readonly requests = new Map<string, number>();
   counting = false;
+  /** Events by method (e.g. HeapProfiler.addHeapSnapshotChunk), for whoever listens. */
+  readonly listeners = new Map<string, (params: unknown) => void>();
   private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   private constructor(private readonly ws: WebSocket) {
     ws.addEventListener('message', (event) => {
@@ -41,6 +43,7 @@ class Cdp {
         const key = `${msg.params.request.method} ${msg.params.request.url.replace(/\?.*$/, '')}`;
         this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
       }
+      if (msg.method !== undefined) this.listeners.get(msg.method)?.(msg.params);
       if (msg.id === undefined) return;
       const p = this.pending.get(msg.id);
       if (!p) return;
@@ -390,5 +393,80 @@ export class HeapSampler {
   close(): void {
     clearInterval(this.timer);
     this.cdp.close();
+  }
+}
+
+/** What a heap snapshot holds, by kind and name: self bytes and objects, largest first. */
+export interface HeapSummaryRow {
+  kind: string;
+  name: string;
+  bytes: number;
+  count: number;
+}
+
+/**
+ * A heap snapshot of one isolate (V8 collects first), summarised by node kind (object, closure, code,
+ * string, array…) and name (an object's constructor, a closure's function, a code object's name).
+ * Strings are summed under one row. `poke` keeps the isolate serving while V8 answers (see HeapSampler).
+ */
+export async function heapSnapshotSummary(
+  url: string,
+  poke?: () => Promise<unknown>,
+): Promise<{ total: number; rows: HeapSummaryRow[]; strings: HeapSummaryRow[] }> {
+  const cdp = await Cdp.open(url);
+  try {
+    const chunks: string[] = [];
+    cdp.listeners.set('HeapProfiler.addHeapSnapshotChunk', (p) => chunks.push((p as { chunk: string }).chunk));
+    await cdp.send('HeapProfiler.enable');
+    const taken = cdp.send('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
+    let done = false;
+    taken.then(
+      () => (done = true),
+      () => (done = true),
+    );
+    while (!done && poke) {
+      await poke().catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await taken;
+    const snap = JSON.parse(chunks.join('')) as {
+      snapshot: { meta: { node_fields: string[]; node_types: [string[]] } };
+      nodes: number[];
+      strings: string[];
+    };
+    const fields = snap.snapshot.meta.node_fields;
+    const types = snap.snapshot.meta.node_types[0];
+    const width = fields.length;
+    const [typeAt, nameAt, sizeAt] = [fields.indexOf('type'), fields.indexOf('name'), fields.indexOf('self_size')];
+    const rows = new Map<string, HeapSummaryRow>();
+    let total = 0;
+    for (let i = 0; i < snap.nodes.length; i += width) {
+      const kind = types[snap.nodes[i + typeAt]!]!;
+      const raw = snap.strings[snap.nodes[i + nameAt]!]!;
+      const name = kind === 'string' || kind === 'concatenated string' || kind === 'sliced string' ? '' : raw.slice(0, 60);
+      const bytes = snap.nodes[i + sizeAt]!;
+      total += bytes;
+      const key = `${kind}\u0000${name}`;
+      const row = rows.get(key) ?? { kind, name, bytes: 0, count: 0 };
+      row.bytes += bytes;
+      row.count++;
+      rows.set(key, row);
+    }
+    // The largest strings one by one (a bundle's source text is one).
+    const strings: HeapSummaryRow[] = [];
+    for (let i = 0; i < snap.nodes.length; i += width) {
+      const kind = types[snap.nodes[i + typeAt]!]!;
+      if (kind !== 'string' || snap.nodes[i + sizeAt]! < 16_384) continue;
+      strings.push({
+        kind,
+        name: JSON.stringify(snap.strings[snap.nodes[i + nameAt]!]!.slice(0, 80)),
+        bytes: snap.nodes[i + sizeAt]!,
+        count: 1,
+      });
+    }
+    strings.sort((a, b) => b.bytes - a.bytes);
+    return { total, rows: [...rows.values()].sort((a, b) => b.bytes - a.bytes), strings: strings.slice(0, 15) };
+  } finally {
+    cdp.close();
   }
 }

@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/profile/steady-trace.ts [--rate 200] [--seconds 10] [--viewers 100] [--direct] [--rounds N] [--fresh] [--snapshot DIR] [--profile] [--alloc] [--floor] [--heap]`
+ * `npx tsx bench/profile/steady-trace.ts [--rate 200] [--seconds 10] [--viewers 100] [--direct] [--rounds N] [--fresh] [--snapshot DIR] [--profile] [--alloc] [--floor] [--heap] [--heap-snapshot]`
  *
  * Where the tail of the steady-rate target comes from (issue 4, scenario 3): one room with its
  * viewers (the bench's viewer child process), an open loop of posts at `--rate` for `--seconds`,
@@ -22,7 +22,16 @@ import { percentile } from '../lib/stats';
 import { storeDir } from '../lib/store';
 import { errorLines, migrate, ROOT, snapshotWorker, startDev } from '../lib/wrangler';
 import { floorUrl, floorWsUrl, hookUrl, isCeilingUp, openLoop, setUpRooms, statusLine, Viewers, wsUrl } from '../scenarios/chat';
-import { AllocationSampler, bundleModules, HeapSampler, heapUsage, inspectorTargets, Profiler, type CdpProfile } from './inspector';
+import {
+  AllocationSampler,
+  bundleModules,
+  HeapSampler,
+  heapSnapshotSummary,
+  heapUsage,
+  inspectorTargets,
+  Profiler,
+  type CdpProfile,
+} from './inspector';
 
 const PORT = 8824;
 const INSPECTOR = 8825;
@@ -51,6 +60,7 @@ async function main(): Promise<void> {
       snapshot: { type: 'string' },
       floor: { type: 'boolean' },
       heap: { type: 'boolean' },
+      'heap-snapshot': { type: 'boolean' },
     },
   });
   const rate = Number(values.rate ?? 200);
@@ -147,6 +157,18 @@ async function main(): Promise<void> {
       console.log(
         `RSS after the round: workerd (Worker) ${rss(dev.workerPid)} MiB, workerd (proxy) ${rss(dev.proxyPid)} MiB, wrangler ${rss(dev.wranglerPid)} MiB, viewers ${rss(viewers.pid)} MiB`,
       );
+      if (values['heap-snapshot'] && round === 1) {
+        // What the Worker's isolate keeps alive (what a major GC marks), by kind and name.
+        const targets = await inspectorTargets(dev.workerPid, INSPECTOR);
+        const { total, rows, strings } = await heapSnapshotSummary(targets.get('worker')!, () => isUp(dev.url, TOKEN));
+        console.log(
+          `heap snapshot of the Worker's isolate: ${(total / 2 ** 20).toFixed(2)} MiB in ${rows.reduce((n, r) => n + r.count, 0)} objects; the largest by kind and name:`,
+        );
+        for (const r of rows.slice(0, 40))
+          console.log(`  ${(r.bytes / 1024).toFixed(0).padStart(7)} KiB ${String(r.count).padStart(7)}  ${r.kind} ${r.name}`);
+        console.log('the largest strings:');
+        for (const r of strings) console.log(`  ${(r.bytes / 1024).toFixed(0).padStart(7)} KiB  ${r.name}`);
+      }
       if (values.heap) {
         const targets = await inspectorTargets(dev.workerPid, INSPECTOR);
         // The Worker's isolate first (wrangler's relay serves one session at a time); in later rounds the

@@ -290,3 +290,77 @@ if (ROLLUPS.some((r) => r.dims.some((d) => MULTI_VALUED[d.index])))
 
 /** Dimensions the rollups keep as columns, in the order ingest resolves their ids (each rollup's are a prefix). */
 export const ROLLUP_DIMENSIONS: readonly { dim: Dimension; index: number }[] = ROLLUPS[ROLLUPS.length - 1]!.dims;
+
+/**
+ * Compaction (docs/analytics-storage.md, "Compaction"): of each rollup table, ingest upserts the cells of
+ * its finest resolution always (`fine`, the finest of those written together: agg_user's quarter hours go
+ * with the cube, so its hours are its fine ones), and those of each coarser one (`coarse`) only before that
+ * resolution's watermark, the `meta` value under `compactedKey`. Past the watermark a coarse resolution has
+ * no rows: ingest's batches add the fine rows of whole periods up into it once the data has moved
+ * COMPACTION_LAG_MS past them, and move the watermark. Readers take the coarse rows before it and the fine
+ * ones from it. A coarse cell was upserted once per ingest batch that touched its period (a day: ~30 in
+ * the bench), and a day cell of agg_user rewrote a 90-column row each time; compacted, it is written once.
+ * A missing key means "never compacted": every resolution is upserted, as before migration 0020.
+ */
+export interface Compaction {
+  table: Rollup['table'] | 'agg_mask';
+  fine: number;
+  /** Coarser resolutions kept, coarsest first. */
+  coarse: readonly number[];
+  /** Written with the cube (CUBE_GENERATION): compacted only while the cube is whole. */
+  withCube: boolean;
+  /** The values of the key's leading column that precedes `res` (agg_dim's dim, agg_proj's proj), for index seeks. */
+  leading?: { column: string; values: readonly number[] };
+}
+
+function compactionOfRollup(rollup: Rollup): Compaction {
+  const always = rollup.resolutions.filter((res) => !rollup.withCube?.includes(res));
+  const fine = Math.min(...always);
+  return { table: rollup.table, fine, coarse: always.filter((res) => res !== fine), withCube: false };
+}
+
+export const COMPACTIONS: readonly Compaction[] = [
+  ...ROLLUP_TABLES.map(compactionOfRollup),
+  {
+    table: 'agg_dim',
+    fine: Math.min(...CUBE_DIM_RESOLUTIONS),
+    coarse: CUBE_DIM_RESOLUTIONS.filter((r) => r !== Math.min(...CUBE_DIM_RESOLUTIONS)),
+    withCube: true,
+    leading: { column: 'dim', values: CUBE_DIMENSIONS.map((d) => d.index) },
+  },
+  {
+    table: 'agg_mask',
+    fine: Math.min(...CUBE_MASK_RESOLUTIONS),
+    coarse: CUBE_MASK_RESOLUTIONS.filter((r) => r !== Math.min(...CUBE_MASK_RESOLUTIONS)),
+    withCube: true,
+  },
+  {
+    table: 'agg_proj',
+    fine: Math.min(...CUBE_DIM_RESOLUTIONS),
+    coarse: CUBE_DIM_RESOLUTIONS.filter((r) => r !== Math.min(...CUBE_DIM_RESOLUTIONS)),
+    withCube: true,
+    leading: { column: 'proj', values: PROJECTIONS.map((_, i) => i) },
+  },
+];
+
+/** How long after a period ends its observations may still arrive cheaply: later ones are upserted into the coarse rows too. */
+export const COMPACTION_LAG_MS = 60 * 60_000;
+
+/** The `meta` key of a coarse resolution's watermark (ms: the first slot not compacted). */
+export function compactedKey(table: Compaction['table'], res: number): string {
+  return `compacted:${table}:${res}`;
+}
+
+/** A watermark as SQL: its value, or (never compacted) beyond any slot. */
+export function watermarkSql(table: Compaction['table'], res: number): string {
+  return `coalesce((SELECT value FROM meta WHERE key = '${compactedKey(table, res)}'), ${NEVER_COMPACTED})`;
+}
+
+/** Beyond any slot (year ~285,000), exact in SQLite's integers and a JS number. */
+const NEVER_COMPACTED = 9_000_000_000_000_000;
+
+/** The resolution whose rows hold `table`'s cells at `res` past its watermark; undefined when `res` is not compacted. */
+export function compactedFrom(table: Compaction['table'], res: number): number | undefined {
+  const c = COMPACTIONS.find((x) => x.table === table);
+  return c?.coarse.includes(res) ? c.fine : undefined;
+}

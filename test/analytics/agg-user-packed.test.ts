@@ -191,7 +191,8 @@ describe('metrics of every participant, per agent', () => {
       .bind(queue)
       .all<{ res: number; user: number; handled: number; answered: number }>();
     // Per resolution: user 0 (the agent without a userId; tAnswered of the acd participant) and the agent.
-    // Every call emits within two minutes of its hour: its quarter hour holds what its hour does.
+    // Every call emits within two minutes of its hour: its quarter hour holds what its hour does. The day has no
+    // row yet: it is compacted from the hours once the data has moved past it (compaction.test.ts).
     expect(rows.results.map((r) => [r.res, r.user === 0, r.handled, r.answered])).toEqual([
       [15, true, 1, 2],
       [15, true, 0, 1],
@@ -205,8 +206,6 @@ describe('metrics of every participant, per agent', () => {
       [60, false, 1, 0],
       [60, false, 1, 0],
       [60, false, 1, 0],
-      [1440, true, 2, 5],
-      [1440, false, 3, 0],
     ]);
   });
 

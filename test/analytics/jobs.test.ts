@@ -110,7 +110,8 @@ describe('asynchronous aggregate jobs', () => {
   it('answers as the synchronous query does when that one can (every metric, one bucket: split by groups only)', async () => {
     const body = { interval: INTERVAL, groupBy: ['userId'] };
     const jobId = await submit(body);
-    expect((await settle(jobId)).state).toBe('FULFILLED');
+    const st = await settle(jobId);
+    expect(st.state, JSON.stringify(st)).toBe('FULFILLED');
     const job = merged((await pages(jobId)).flatMap((p) => p.results));
     const sync = await send('POST', QUERY, { json: body });
     expect(sync.status).toBe(200);

@@ -330,3 +330,49 @@ describe('migration 0003 on a database with data', () => {
     expect(indexes[0]!.sql).toMatch(/^CREATE UNIQUE INDEX/);
   });
 });
+
+describe('migration 0020 on a database with data', () => {
+  it('sets each compaction watermark just past the last slot its resolution holds, and 0 where it holds none', () => {
+    stageMigrationsThrough('0019');
+    wrangler('d1', 'migrations', 'apply', 'DB');
+    // Cube rows of two dimensions and a projection's, keyed by dim or proj first (the migration seeks each).
+    const day = 86_400_000;
+    const cube = [
+      { dim: 12, slot: 1_762_992_000_000 + 3 * day },
+      { dim: 66, slot: 1_762_992_000_000 + 5 * day },
+    ];
+    wrangler(
+      'd1',
+      'execute',
+      'DB',
+      '--command',
+      [
+        ...cube.map(
+          (c) =>
+            `INSERT INTO agg_dim (dim, res, slot, metric, media, value, cnt, sum, mn, mx) VALUES (${c.dim}, 1440, ${c.slot}, 1, 1, 7, 1, 5, 0, 0), (${c.dim}, 60, ${c.slot}, 1, 1, 7, 1, 5, 0, 0);`,
+        ),
+        `INSERT INTO agg_proj (proj, res, slot, metric, media, v0, v1, v2, v3, cnt, sum, mn, mx) VALUES (1, 1440, ${cube[0]!.slot}, 1, 1, 2, 3, 4, 5, 1, 5, 0, 0);`,
+      ].join('\n'),
+    );
+    stageMigrationsThrough('0020');
+    wrangler('d1', 'migrations', 'apply', 'DB');
+    const marks = query<{ key: string; value: number }>("SELECT key, value FROM meta WHERE key LIKE 'compacted:%' ORDER BY key;");
+    const past = (rows: Cell[], res: number) => Math.max(...rows.filter((r) => r.res === res).map((r) => r.slot)) + res * 60_000;
+    // agg_media's half hours are 0004's, from its quarter hours: the last one starts at the half hour holding the last quarter hour.
+    const lastQuarter = Math.max(...mediaRows.filter((r) => r.res === 15).map((r) => r.slot));
+    const lastHalf = Math.floor(lastQuarter / 1_800_000) * 1_800_000;
+    expect(Object.fromEntries(marks.map((m) => [m.key, m.value]))).toEqual({
+      'compacted:agg_media:1440': past(mediaRows, 1440),
+      'compacted:agg_media:60': past(mediaRows, 60),
+      'compacted:agg_media:30': lastHalf + 1_800_000,
+      'compacted:agg_queue:1440': past(queueRows, 1440),
+      'compacted:agg_queue:60': past(queueRows, 60),
+      // agg_user holds the 0005 test's cells: its last day starts 2 days after that test's base day.
+      'compacted:agg_user:1440': 1_763_000_000_000 - (1_763_000_000_000 % 86_400_000) + 3 * 86_400_000,
+      'compacted:agg_user_more:1440': 0,
+      'compacted:agg_dim:1440': cube[1]!.slot + day,
+      'compacted:agg_mask:1440': 0,
+      'compacted:agg_proj:1440': cube[0]!.slot + day,
+    });
+  });
+});

@@ -4,7 +4,8 @@ import { analyticsStore } from '../../src/analytics/partitions/partitions';
 /**
  * Runs before each test file. Files of a project share one workerd (isolate: false in vitest.config.ts:
  * a runtime per file cost ~2 s of a file's ~2.5), so each file starts from empty tables here instead:
- * every row the previous file left is deleted, the schema stays (migrations are applied once).
+ * every row the previous file left is deleted, the schema stays (migrations are applied once), and the rows a
+ * migration seeds in an empty database are seeded again (0020's compaction watermarks).
  */
 async function migratedAndEmpty(db: D1Database): Promise<void> {
   await applyD1Migrations(db, env.TEST_MIGRATIONS);
@@ -14,7 +15,11 @@ async function migratedAndEmpty(db: D1Database): Promise<void> {
          AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\' AND name NOT LIKE 'messages\\_fts%' ESCAPE '\\' AND name <> 'd1_migrations'`,
     )
     .all<{ name: string }>();
-  await db.batch(results.map(({ name }) => db.prepare(`DELETE FROM "${name}"`)));
+  await db.batch([
+    ...results.map(({ name }) => db.prepare(`DELETE FROM "${name}"`)),
+    // What migration 0020 gives an empty database: every compaction watermark at 0.
+    ...[...env.TEST_MIGRATIONS].filter((m) => m.name.startsWith('0020_')).flatMap((m) => m.queries.map((q) => db.prepare(q))),
+  ]);
 }
 
 await migratedAndEmpty(env.DB);

@@ -1,4 +1,13 @@
-import { CUBE_BACKFILL_KEY, CUBE_INCOMPLETE_KEY, extremeOf, type PackedMetric, type Rollup } from '../rollups';
+import {
+  COMPACTIONS,
+  CUBE_BACKFILL_KEY,
+  CUBE_INCOMPLETE_KEY,
+  extremeOf,
+  watermarkSql,
+  type Compaction,
+  type PackedMetric,
+  type Rollup,
+} from '../rollups';
 import { SPAN_CLASS_KEY_PREFIX, spanClass } from '../span-class';
 import { keySql, STORED_KEY_SQL } from './conversation-key';
 import { DATA_SQL } from './observation-codec';
@@ -22,7 +31,7 @@ export const READ_CONVERSATIONS_SQL = `SELECT ${STORED_KEY_SQL} AS key, first_em
  */
 export const CubePhase = { WHOLE: 0, FILLING: 1, EMPTYING: 2 } as const;
 export type CubePhase = (typeof CubePhase)[keyof typeof CubePhase];
-const CUBE_PHASE_EXPR = `CASE WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = '${CUBE_INCOMPLETE_KEY}') THEN ${CubePhase.WHOLE}
+export const CUBE_PHASE_EXPR = `CASE WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = '${CUBE_INCOMPLETE_KEY}') THEN ${CubePhase.WHOLE}
            WHEN EXISTS (SELECT 1 FROM meta WHERE key = '${CUBE_BACKFILL_KEY}') THEN ${CubePhase.FILLING} ELSE ${CubePhase.EMPTYING} END`;
 export const CUBE_PHASE_SQL = `SELECT ${CUBE_PHASE_EXPR} AS phase`;
 
@@ -87,8 +96,18 @@ export function updatedRow(w: ConversationWrite, data: string): string {
   return `[${JSON.stringify(w.key)},${w.firstEmit},${w.lastEmit},${spanClass(w.lastEmit - w.firstEmit)},${w.expectedVersion + 1},"${data}"]`;
 }
 
+/**
+ * Which of an upsert's rows are written (rollups.ts Compaction): a coarse resolution's only before its
+ * watermark, read in the same statement, so a batch and a compaction never interleave. `res` and `slot` as SQL.
+ */
+function writtenSql(table: Compaction['table'], res: string, slot: string): string {
+  const c = COMPACTIONS.find((x) => x.table === table);
+  if (!c || c.coarse.length === 0) return 'true';
+  return `(${res} NOT IN (${c.coarse.join(', ')}) OR ${slot} < CASE ${res} ${c.coarse.map((r) => `WHEN ${r} THEN ${watermarkSql(c.table, r)}`).join(' ')} END)`;
+}
+
 /** The upsert of one rollup's cells (one JSON array of rollup-rows.ts rollupRows rows, or cube-rows.ts cubeRows rows). */
-export function rollupUpsertSql(rollup: { table: string; dims: readonly { column: string }[] }): string {
+export function rollupUpsertSql(rollup: { table: Compaction['table']; dims: readonly { column: string }[] }): string {
   const k = rollup.dims.length;
   const columns = ['res', 'slot', 'metric', ...rollup.dims.map((d) => d.column)];
   const sum = `value->>${3 + k}`;
@@ -108,7 +127,7 @@ export function rollupUpsertSql(rollup: { table: string; dims: readonly { column
   // for every field read (about 60% of this statement's time on agg_user, measured in better-sqlite3).
   return `WITH cells AS MATERIALIZED (SELECT jsonb(value) AS value FROM json_each(?1))
      INSERT INTO ${rollup.table} (${columns.join(', ')}, cnt, sum, mn, mx)
-     SELECT ${values.join(', ')} FROM cells WHERE true
+     SELECT ${values.join(', ')} FROM cells WHERE ${writtenSql(rollup.table, 'value->>0', values[1]!)}
      ON CONFLICT (${columns.join(', ')}) DO UPDATE SET cnt = cnt + excluded.cnt, sum = sum + excluded.sum,
        mn = min(${extremeOf('cnt', 'sum', 'mn')}, ${extremeOf('excluded.cnt', 'excluded.sum', 'excluded.mn')}),
        mx = max(${extremeOf('cnt', 'sum', 'mx')}, ${extremeOf('excluded.cnt', 'excluded.sum', 'excluded.mx')})`;
@@ -148,7 +167,8 @@ export function packedUpsertSql(rollup: Rollup): string {
     return [`${m.cnt} = ${m.cnt} + excluded.${m.cnt}`, `${m.sum} = ${m.sum} + excluded.${m.sum}`, pair(m.mn, 'min'), pair(m.mx, 'max')];
   });
   return `WITH b AS MATERIALIZED (SELECT jsonb(value) AS value FROM json_each(?1)),
-     r AS MATERIALIZED (SELECT ${[...keys.map((k, i) => `${k} AS ${columns[i]}`), ...metrics.map((m) => `value->'${m.metric}' AS m${m.metric}`)].join(', ')} FROM b)
+     r AS MATERIALIZED (SELECT ${[...keys.map((k, i) => `${k} AS ${columns[i]}`), ...metrics.map((m) => `value->'${m.metric}' AS m${m.metric}`)].join(', ')}
+       FROM b WHERE ${writtenSql(rollup.table, keys[0]!, keys[1]!)})
      INSERT INTO ${rollup.table} (${[...columns, ...metrics.flatMap((m) => [m.cnt, m.sum, m.mn, m.mx])].join(', ')})
      SELECT ${[...columns, ...values].join(', ')} FROM r WHERE true
      ON CONFLICT (${columns.join(', ')}) DO UPDATE SET ${merge.join(', ')}`;

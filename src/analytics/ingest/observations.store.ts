@@ -20,6 +20,7 @@ import {
   UPDATE_CONVERSATIONS_SQL,
   updatedRow,
 } from './observations-sql';
+import { compactionStatements } from './compaction-sql';
 import { conversationIdOfKey, lookupKeys } from './conversation-key';
 import { encodeObservations, type DictionaryRefs } from './observation-codec';
 import type { ConversationRecord } from './record.schema';
@@ -141,7 +142,7 @@ async function storeObservations(
     if (plan.writes.length === 0) return { conversations: byConversation.size, observations: 0, duplicates: plan.duplicates };
     const dims = await resolveDimensions(d1, name, plan.fresh);
     try {
-      await d1.batch(buildStatements(d1, plan, dims, phase));
+      await d1.batch([...buildStatements(d1, plan, dims, phase), ...compactionStatements(d1, newestEmit(plan.fresh), Date.now())]);
       return { conversations: byConversation.size, observations: plan.fresh.length, duplicates: plan.duplicates };
     } catch (err) {
       const conflict =
@@ -155,6 +156,12 @@ async function storeObservations(
       throw unavailable('The observations could not be stored; nothing of this request was kept. Retry later.');
     }
   }
+}
+
+function newestEmit(observations: readonly Observation[]): number {
+  let newest = Number.NEGATIVE_INFINITY;
+  for (const o of observations) if (o.emit > newest) newest = o.emit;
+  return newest;
 }
 
 /** Where the database's dimension cube stands (cube-backfill.ts). */

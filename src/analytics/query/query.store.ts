@@ -6,6 +6,7 @@ import type { DimValues } from '../ingest/to-observations';
 import { ANALYTICS_LIMITS } from '../limits';
 import type { Partition } from '../partitions/partitions';
 import {
+  compactedFrom,
   CUBE_INCOMPLETE_KEY,
   CUBE_MASK_RESOLUTIONS,
   extremeOf,
@@ -13,6 +14,8 @@ import {
   needsWholeCube,
   pickRollup,
   ROLLUPS,
+  watermarkSql,
+  type Compaction,
   type PackedMetric,
   type Rollup,
 } from '../rollups';
@@ -316,21 +319,27 @@ export function rollupQuery(spec: ReadSpec, rollup: Rollup, res: number) {
   const parts: Part[] = [];
   let packedMetrics: PackedMetric[] = [];
   if (!rollup.packed) {
-    parts.push(cellsPart(read, rollup, spec.metrics));
+    parts.push(windowed(read, rollup.table, (r) => cellsPart(r, rollup, spec.metrics)));
     // The cube's cells where the dimension is absent; none can match a pushed-down value of it.
-    if (rollup.cube && !fixed.some((d) => d.index === rollup.cube!.index)) parts.push(absentPart(read, rollup.cube.index, spec.metrics));
+    if (rollup.cube && !fixed.some((d) => d.index === rollup.cube!.index)) {
+      // Masks are kept by day too (rollups.ts CUBE_MASK_RESOLUTIONS): 24 times fewer rows to add up.
+      const res = CUBE_MASK_RESOLUTIONS.find((r) => alignedTo(spec.plan, r * 60_000))!;
+      parts.push(windowed({ ...read, res }, 'agg_mask', (r) => absentPart(r, rollup.cube!.index, spec.metrics)));
+    }
   } else {
     const { more } = rollup.packed;
     const wanted = spec.metrics ?? METRICS.map((_, i) => i);
     packedMetrics = rollup.packed.metrics.filter((m) => wanted.includes(m.metric));
     const inMore = wanted.filter((i) => more.keeps!.includes(i));
     const others = wanted.filter((i) => !rollup.packed!.metrics.some((m) => m.metric === i) && !inMore.includes(i));
-    if (packedMetrics.length > 0) parts.push(packedPart(read, rollup, packedMetrics));
-    if (inMore.length > 0) parts.push(cellsPart(read, more, inMore));
+    if (packedMetrics.length > 0) parts.push(windowed(read, rollup.table, (r) => packedPart(r, rollup, packedMetrics)));
+    if (inMore.length > 0) parts.push(windowed(read, more.table, (r) => cellsPart(r, more, inMore)));
     // A filter on a dimension the other rollup lacks (userId = X) matches none of these metrics: they
     // were stored here with 0 for it.
     const from = ROLLUPS.find((r) => r.table === rollup.packed!.othersFrom)!;
-    if (others.length > 0 && pushdown.every((p) => from.dims.some((d) => d.dim === p.dimension))) parts.push(cellsPart(read, from, others));
+    if (others.length > 0 && pushdown.every((p) => from.dims.some((d) => d.dim === p.dimension))) {
+      parts.push(windowed(read, from.table, (r) => cellsPart(r, from, others)));
+    }
   }
 
   // Dimension names are catalogue constants, safe as literals.
@@ -352,7 +361,17 @@ export function rollupQuery(spec: ReadSpec, rollup: Rollup, res: number) {
   const unpackedSql = `SELECT g.slot, g.metric, ${dims.map((_, i) => `v${i}.value, `).join('')}g.cnt, g.sum, g.mn, g.mx
     FROM (${cells}) g
     ${dims.map((d, i) => `LEFT JOIN dim_values v${i} ON v${i}.id = g.${d.column}`).join(' ')}`;
-  return { sql, unpackedSql, params: read.params, dims, fixed, bucketsInSql, packedMetrics, scanned: parts.map((p) => p.scanned) };
+  return { sql, unpackedSql, params: read.params, dims, fixed, bucketsInSql, packedMetrics, scanned: parts.flatMap((p) => p.scanned) };
+}
+
+/**
+ * The slots of the interval a read takes, with its window's watermark (`windowed`) folded into the bounds:
+ * one bound per side, so SQLite seeks the key to the larger start (a separate `slot >= W` would be a filter
+ * over every fine row of the interval: query e read 30 days of hours that way).
+ */
+function slotRange(read: Read): string[] {
+  const { start, end } = read.spec.plan;
+  return [`slot >= ${read.from ? `max(${start}, ${read.from})` : start}`, `slot < ${read.below ? `min(${end}, ${read.below})` : end}`];
 }
 
 /** What every part of one rollupQuery shares. */
@@ -367,13 +386,31 @@ interface Read {
   pushed: Map<string, string>;
   runs: UniformRun[];
   bucketsInSql: boolean;
+  /** A coarse resolution's rows only before its compaction watermark (`below`), or the fine rows from it (`from`): SQL. */
+  below?: string;
+  from?: string;
+}
+
+/**
+ * One part of a read of `table` at `read.res`; for a compacted resolution (rollups.ts Compaction), that
+ * part read twice as one: its rows before the watermark and the fine rows from it, whose slots fall in
+ * the same buckets (a bucket holds whole slots of the coarse resolution, so of the fine one too).
+ */
+function windowed(read: Read, table: Compaction['table'], part: (read: Read) => Part): Part {
+  const fine = compactedFrom(table, read.res);
+  if (fine === undefined) return part(read);
+  const watermark = watermarkSql(table, read.res);
+  const both = [part({ ...read, below: watermark }), part({ ...read, res: fine, from: watermark })];
+  // Nested, because D1 allows few terms in one compound SELECT (5: the dictionary row and up to 4 parts).
+  const union = (key: 'sql' | 'unpacked') => `SELECT * FROM (${both.map((p) => p[key]).join(' UNION ALL ')})`;
+  return { sql: union('sql'), unpacked: union('unpacked'), scanned: both.flatMap((p) => p.scanned) };
 }
 
 /** One SELECT of rollupQuery's UNION ALL, its one-cell-per-row form, and the rows it reads (`FROM … WHERE …`). */
 interface Part {
   sql: string;
   unpacked: string;
-  scanned: string;
+  scanned: string[];
 }
 
 /** Dimensions of `rollup` the query looks at that a pushed-down `matches` fixes. */
@@ -413,11 +450,14 @@ function scan(read: Read, rollup: Rollup, metricListed: boolean): { from: string
   // instead of 2 ms, measured on the bench's 1M-conversation file).
   const seek = rollup.seekIndex && fixed.some((d) => d.dim === rollup.seekIndex!.dim) ? rollup.seekIndex : undefined;
   const from = seek ? `${rollup.table} INDEXED BY ${seek.name}` : rollup.table;
-  if (!seek && keyReachesPushdown && Number.isInteger(slotCount) && slotCount <= MAX_SLOT_LIST) {
+  // Not for the fine rows past a watermark (`windowed`): the list would be the whole interval's fine slots, a
+  // seek each, where the watermark leaves a day or so of them to read.
+  if (!seek && !read.from && keyReachesPushdown && Number.isInteger(slotCount) && slotCount <= MAX_SLOT_LIST) {
     const slots = Array.from({ length: slotCount }, (_, i) => spec.plan.start + i * width);
     where.push(`slot IN (${slots.join(',')})`);
+    if (read.below) where.push(`slot < ${read.below}`);
   } else {
-    where.push(`slot >= ${spec.plan.start}`, `slot < ${spec.plan.end}`);
+    where.push(...slotRange(read));
     // Grouping in key order would make SQLite walk the key over the whole interval; grouping by an
     // expression leaves it free to reach the few matching cells through another index (agg_user's
     // by user), sorting only those.
@@ -509,7 +549,7 @@ function cellsPart(read: Read, rollup: Rollup, metrics: number[] | undefined): P
     FROM ${source}
     GROUP BY ${read.bucketsInSql ? (rollup.dims.length > 1 ? 'slot, metric' : 'slot') : chunk}`,
     unpacked: `SELECT ${['slot', 'metric', ...read.dims.map((d, i) => `${dimValues[i]} AS ${d.column}`), 'cnt', 'sum', 'mn', 'mx'].join(', ')} FROM ${source}`,
-    scanned,
+    scanned: [scanned],
   };
 }
 
@@ -520,10 +560,8 @@ function cellsPart(read: Read, rollup: Rollup, metrics: number[] | undefined): P
  * slots of it, so a slot's bucket is its start's). A pushed-down mediaType applies here too.
  */
 function absentPart(read: Read, index: number, metrics: number[] | undefined): Part {
-  const { spec } = read;
-  // Masks are kept by day too (rollups.ts CUBE_MASK_RESOLUTIONS): 24 times fewer rows to add up.
-  const res = CUBE_MASK_RESOLUTIONS.find((r) => alignedTo(spec.plan, r * 60_000))!;
-  const where = [`res = ${res}`, `slot >= ${spec.plan.start}`, `slot < ${spec.plan.end}`, `${maskBitSql(index)} = 0`];
+  const { spec, res } = read;
+  const where = [`res = ${res}`, ...slotRange(read), `${maskBitSql(index)} = 0`];
   if (metrics) where.push(`metric IN (${metrics.length > 0 ? metrics.join(',') : 'NULL'})`);
   const media = byDimension(spec.pushdown ?? []).get('mediaType');
   if (media) where.push(media.length === 1 ? pushedMatch(read, 'media', 'mediaType', media) : 'false');
@@ -536,7 +574,7 @@ function absentPart(read: Read, index: number, metrics: number[] | undefined): P
   return {
     sql: `SELECT slot, ${flatArray(cell)} AS cells, 0 AS packed FROM ${source} GROUP BY slot`,
     unpacked: `SELECT ${['slot', 'metric', ...read.dims.map((d, i) => `${dimValues[i]} AS ${d.column}`), 'cnt', 'sum', 'mn', 'mx'].join(', ')} FROM ${source}`,
-    scanned,
+    scanned: [scanned],
   };
 }
 
@@ -577,7 +615,7 @@ function packedPart(read: Read, rollup: Rollup, metrics: PackedMetric[]): Part {
     FROM ${source}
     GROUP BY ${read.bucketsInSql ? 'slot' : chunk}`,
     unpacked: `SELECT * FROM (${unpivot}) WHERE cnt > 0`,
-    scanned,
+    scanned: [scanned],
   };
 }
 
