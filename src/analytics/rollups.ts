@@ -313,34 +313,28 @@ export interface Compaction {
   leading?: { column: string; values: readonly number[] };
 }
 
-function compactionOfRollup(rollup: Rollup): Compaction {
-  const always = rollup.resolutions.filter((res) => !rollup.withCube?.includes(res));
-  const fine = Math.min(...always);
-  return { table: rollup.table, fine, coarse: always.filter((res) => res !== fine), withCube: false };
+/** A table's compaction from the resolutions written together (the finest is the fine one). */
+function compaction(
+  table: Compaction['table'],
+  resolutions: readonly number[],
+  withCube: boolean,
+  leading?: Compaction['leading'],
+): Compaction {
+  const fine = Math.min(...resolutions);
+  return { table, fine, coarse: resolutions.filter((res) => res !== fine), withCube, ...(leading ? { leading } : {}) };
 }
 
 export const COMPACTIONS: readonly Compaction[] = [
-  ...ROLLUP_TABLES.map(compactionOfRollup),
-  {
-    table: 'agg_dim',
-    fine: Math.min(...CUBE_DIM_RESOLUTIONS),
-    coarse: CUBE_DIM_RESOLUTIONS.filter((r) => r !== Math.min(...CUBE_DIM_RESOLUTIONS)),
-    withCube: true,
-    leading: { column: 'dim', values: CUBE_DIMENSIONS.map((d) => d.index) },
-  },
-  {
-    table: 'agg_mask',
-    fine: Math.min(...CUBE_MASK_RESOLUTIONS),
-    coarse: CUBE_MASK_RESOLUTIONS.filter((r) => r !== Math.min(...CUBE_MASK_RESOLUTIONS)),
-    withCube: true,
-  },
-  {
-    table: 'agg_proj',
-    fine: Math.min(...CUBE_DIM_RESOLUTIONS),
-    coarse: CUBE_DIM_RESOLUTIONS.filter((r) => r !== Math.min(...CUBE_DIM_RESOLUTIONS)),
-    withCube: true,
-    leading: { column: 'proj', values: PROJECTIONS.map((_, i) => i) },
-  },
+  ...ROLLUP_TABLES.map((r) =>
+    compaction(
+      r.table,
+      r.resolutions.filter((res) => !r.withCube?.includes(res)),
+      false,
+    ),
+  ),
+  compaction('agg_dim', CUBE_DIM_RESOLUTIONS, true, { column: 'dim', values: CUBE_DIMENSIONS.map((d) => d.index) }),
+  compaction('agg_mask', CUBE_MASK_RESOLUTIONS, true),
+  compaction('agg_proj', CUBE_DIM_RESOLUTIONS, true, { column: 'proj', values: PROJECTIONS.map((_, i) => i) }),
 ];
 
 /** How long after a period ends its observations may still arrive cheaply: later ones are upserted into the coarse rows too. */
