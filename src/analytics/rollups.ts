@@ -351,7 +351,7 @@ export function watermarkSql(table: Compaction['table'], res: number): string {
 }
 
 /** Beyond any slot (year ~285,000), exact in SQLite's integers and a JS number. */
-export const NEVER_COMPACTED = 9_000_000_000_000_000;
+const NEVER_COMPACTED = 9_000_000_000_000_000;
 
 /** The resolution whose rows hold `table`'s cells at `res` past its watermark; undefined when `res` is not compacted. */
 export function compactedFrom(table: Compaction['table'], res: number): number | undefined {

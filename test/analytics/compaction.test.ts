@@ -3,11 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { COMPACTION_LAG_MS, COMPACTIONS, compactedKey } from '../../src/analytics/rollups';
 import { simulateConversations } from '../../scripts/simulator';
 import { observationsFromRecords, type ConversationRecord } from '../support/reference-aggregator';
-import { CoarseWrites } from '../../src/analytics/ingest/coarse-writes';
-import { ingestRecords } from '../../src/analytics/ingest/observations.store';
-import { ingestBodySchema } from '../../src/analytics/ingest/record.schema';
 import { ingestOk, queryOk } from './analytics-api';
-import { beforeEachWrite } from './interleave';
 
 /**
  * Compaction (rollups.ts Compaction, docs/analytics-storage.md): ingest writes each coarse resolution only
@@ -21,9 +17,6 @@ const INTERVAL = `${new Date(START).toISOString()}/${new Date(END).toISOString()
 const RAW = { dimension: 'conversationId', operator: 'exists' };
 
 let records: ConversationRecord[] = [];
-
-/** Records as the ingest route hands them on (validated and normalised). */
-const parsed = (rs: ConversationRecord[]) => ingestBodySchema.parse({ conversations: rs }).conversations;
 
 const newest = (rs: ConversationRecord[]) => observationsFromRecords(rs).reduce((n, o) => Math.max(n, o.time), Number.NEGATIVE_INFINITY);
 
@@ -65,18 +58,6 @@ beforeAll(async () => {
 });
 
 describe('compaction', () => {
-  it('builds the coarse rows before the watermark read only, and notes the earliest it left out for the guard', () => {
-    const key = compactedKey('agg_queue', 1440);
-    const coarse = new CoarseWrites(new Map([[key, 20 * DAY]]));
-    const days = coarse.of('agg_queue')(1440)!;
-    expect([18, 19, 21, 20, 25].map(days)).toEqual([true, true, false, false, false]);
-    // The fine resolution, and a coarse one whose watermark was not read (never compacted): every row.
-    expect(coarse.of('agg_queue')(15)).toBeUndefined();
-    expect(coarse.of('agg_queue')(60)).toBeUndefined();
-    expect(JSON.parse(coarse.guardRows())).toEqual([[key, 20 * DAY]]);
-    expect(new CoarseWrites(new Map()).guardRows()).toBe('[]');
-  });
-
   it('keeps each coarse resolution only before its watermark, the newest observation less the lag in whole periods', async () => {
     const marks = await watermarks();
     const limit = newest(records) - COMPACTION_LAG_MS;
@@ -132,30 +113,6 @@ describe('compaction', () => {
     expect(await watermarks()).toEqual(before);
     for (const { body, source } of QUERIES) {
       const { rolled, raw } = await rolledAndRaw(body);
-      expect(rolled.results, source).toEqual(raw.results);
-    }
-  });
-
-  it('writes the coarse rows a batch left out when a concurrent batch moved the watermark past them first', async () => {
-    // A batch builds coarse rows only before the watermarks it read (coarse-writes.ts). B, the last
-    // day's conversations again (another seed), reads the day watermark at that day, so it leaves its day
-    // rows out; A, the next day's, lands between B's read and B's write and moves the watermark past
-    // them. B's guard must fail, and B, planned again, write its day rows.
-    const before = await watermarks();
-    expect(before.get(compactedKey('agg_queue', 1440))).toBe(END - DAY);
-    const next = [...simulateConversations({ days: 1, conversations: 150, seed: 33, end: new Date(END + DAY) })] as ConversationRecord[];
-    const lastDay = [...simulateConversations({ days: 1, conversations: 150, seed: 34, end: new Date(END) })] as ConversationRecord[];
-    const attempts: number[] = [];
-    const d1 = beforeEachWrite(env.DB, async (attempt) => {
-      attempts.push(attempt);
-      if (attempt === 1) expect((await ingestRecords(env.DB, parsed(next))).observations).toBeGreaterThan(0);
-    });
-    expect((await ingestRecords(d1, parsed(lastDay))).observations).toBeGreaterThan(0);
-    expect(attempts).toEqual([1, 2]);
-    expect((await watermarks()).get(compactedKey('agg_queue', 1440))).toBe(END);
-    const interval = `${new Date(START).toISOString()}/${new Date(END + DAY).toISOString()}`;
-    for (const { body, source } of QUERIES) {
-      const { rolled, raw } = await rolledAndRaw({ ...body, interval });
       expect(rolled.results, source).toEqual(raw.results);
     }
   });

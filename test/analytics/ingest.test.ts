@@ -6,10 +6,39 @@ import { conversation } from './builders';
 import { ingestRecords } from '../../src/analytics/ingest/observations.store';
 import { ingestBodySchema } from '../../src/analytics/ingest/record.schema';
 import { CONVERSATION_ID_SQL } from '../../src/analytics/ingest/conversation-key';
-import { beforeEachWrite } from './interleave';
 
 const t = (day: number, hms: string) => `2004-01-${String(day).padStart(2, '0')}T${hms}Z`;
 const dayInterval = (day: number) => `${t(day, '00:00:00.000')}/${t(day + 1, '00:00:00.000')}`;
+
+/**
+ * `d1`, but running `interleave` just before each ingest write batch (the one that sets ingest_guard),
+ * after the ingest has read and planned: where a concurrent writer can land.
+ */
+function beforeEachWrite(d1: D1Database, interleave: (write: number) => Promise<void>): D1Database {
+  let writes = 0;
+  let guarded = false;
+  return new Proxy(d1, {
+    get(target, key) {
+      if (key === 'prepare') {
+        return (sql: string) => {
+          if (sql.includes('ingest_guard')) guarded = true;
+          return target.prepare(sql);
+        };
+      }
+      if (key === 'batch') {
+        return async (statements: D1PreparedStatement[]) => {
+          if (guarded) {
+            guarded = false;
+            await interleave(++writes);
+          }
+          return target.batch(statements);
+        };
+      }
+      const value: unknown = Reflect.get(target, key);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
 
 /** An answered voice call on `day`: ACD offered + tAcd, agent tAnswered (+ more when `complete`). */
 function call(day: number, id?: string, complete = false) {

@@ -1,5 +1,4 @@
 import { CUBE_DIM_RESOLUTIONS, CUBE_DIMENSIONS, CUBE_MASK_RESOLUTIONS, MASK_BITS, ROLLUP_DIMENSIONS } from '../rollups';
-import type { RowFilter, SlotFilter } from './coarse-writes';
 import type { Observation } from './to-observations';
 
 /*
@@ -94,12 +93,7 @@ class Cells {
  * CUBE_MASK_RESOLUTIONS. `ids` holds ROLLUP_DIMENSIONS.length ids per observation (mediaType's among
  * them). A row is `[res, slot in widths, metric, key…, sum]` for one observation, else `[…, sum, cnt, mn, mx]`.
  */
-export function cubeRows(
-  observations: Observation[],
-  ids: Int32Array,
-  cube: CubeValues,
-  filters: { dim?: RowFilter; mask?: RowFilter } = {},
-): { dim: string[]; mask: string[] } {
+export function cubeRows(observations: Observation[], ids: Int32Array, cube: CubeValues): { dim: string[]; mask: string[] } {
   const n = observations.length;
   if (n === 0) return { dim: [], mask: [] };
   // Media ids numbered 0… in the batch, so a series number stays small.
@@ -159,21 +153,17 @@ export function cubeRows(
   };
   const maskKey = (i: number) => `${observations[i]!.metric},${ids[i * STRIDE + MEDIA_AT]},${maskOf[maskOfObservation[i]!]}`;
   const dimRows: string[] = [];
-  for (const res of CUBE_DIM_RESOLUTIONS) writeRows(dimRows, dims, res, dimKey, filters.dim?.(res));
+  for (const res of CUBE_DIM_RESOLUTIONS) writeRows(dimRows, dims, res, dimKey);
   const maskRows: string[] = [];
-  for (const res of CUBE_MASK_RESOLUTIONS) writeRows(maskRows, masks, res, maskKey, filters.mask?.(res));
+  for (const res of CUBE_MASK_RESOLUTIONS) writeRows(maskRows, masks, res, maskKey);
   return { dim: dimRows, mask: maskRows };
 }
 
-/**
- * The rows of `cells` (hourly) at `res`, an hour or a multiple of it; `keyText` of a cell's first entry or
- * observation; only the slots `keep` keeps, when given.
- */
-function writeRows(out: string[], hourly: Cells, res: number, keyText: (first: number) => string, keep?: SlotFilter): void {
+/** The rows of `cells` (hourly) at `res`, an hour or a multiple of it; `keyText` of a cell's first entry or observation. */
+function writeRows(out: string[], hourly: Cells, res: number, keyText: (first: number) => string): void {
   const cells = res === 60 ? hourly : hourly.coarser(res / 60);
   for (let c = 0; c < cells.series.length; c++)
-    if (!keep || keep(cells.slot[c]!))
-      out.push(row(res, cells.slot[c]!, keyText(cells.first[c]!), cells.cnt[c]!, cells.sum[c]!, cells.mn[c]!, cells.mx[c]!));
+    out.push(row(res, cells.slot[c]!, keyText(cells.first[c]!), cells.cnt[c]!, cells.sum[c]!, cells.mn[c]!, cells.mx[c]!));
 }
 
 function row(res: number, slot: number, key: string, cnt: number, sum: number, mn: number, mx: number): string {

@@ -1,6 +1,5 @@
 import {
   COMPACTIONS,
-  NEVER_COMPACTED,
   CUBE_BACKFILL_KEY,
   CUBE_INCOMPLETE_KEY,
   extremeOf,
@@ -39,18 +38,15 @@ export const CUBE_PHASE_SQL = `SELECT ${CUBE_PHASE_EXPR} AS phase`;
 /**
  * One guard row: conversations changed since they were read (?1: `[key, version read]` rows), plus
  * dictionary ids that do not (any longer) name what this isolate believes (?2: `[id, dim, value]`
- * rows), plus a cube phase other than the one read (?3), plus watermarks that moved past a coarse row
- * the batch left out (?4: `[watermark key, earliest slot left out]` rows, coarse-writes.ts; a key gone
- * counts as never compacted); a non-zero count fails ingest_guard's CHECK and so the whole batch.
+ * rows), plus a cube phase other than the one read (?3); a non-zero count fails ingest_guard's CHECK
+ * and so the whole batch.
  */
 export const GUARD_SQL = `INSERT INTO ingest_guard (conflicts) SELECT
              (SELECT count(*) FROM json_each(?1) j LEFT JOIN conversations c ON c.id = ${keySql('j.value->>0')}
                WHERE coalesce(c.version, 0) <> j.value->>1)
            + (SELECT count(*) FROM json_each(?2) j LEFT JOIN dim_values d ON d.id = j.value->>0
                WHERE d.dim IS NOT j.value->>1 OR d.value IS NOT j.value->>2)
-           + ((${CUBE_PHASE_EXPR}) <> ?3)
-           + (SELECT count(*) FROM json_each(?4) j
-               WHERE coalesce((SELECT value FROM meta WHERE key = j.value->>0), ${NEVER_COMPACTED}) > j.value->>1)`;
+           + ((${CUBE_PHASE_EXPR}) <> ?3)`;
 
 export const CLEAR_GUARD_SQL = 'DELETE FROM ingest_guard';
 

@@ -20,7 +20,6 @@ import {
   UPDATE_CONVERSATIONS_SQL,
   updatedRow,
 } from './observations-sql';
-import { CoarseWrites, WATERMARKS_SQL, type RowFilter } from './coarse-writes';
 import { compactionStatements } from './compaction-sql';
 import { conversationIdOfKey, lookupKeys } from './conversation-key';
 import { encodeObservations, type DictionaryRefs } from './observation-codec';
@@ -125,7 +124,7 @@ async function storeObservations(
   byConversation: Map<string, Observation[]>,
 ): Promise<Omit<IngestResult, 'skippedMetrics'>> {
   for (let attempt = 1; ; attempt++) {
-    const { phase, stored, coarse } = await readStored(d1, [...byConversation.keys()]);
+    const { phase, stored } = await readStored(d1, [...byConversation.keys()]);
     // The dictionary's values the stored rows name (one more read, only when a conversation is sent again).
     const names = new Map<number, string>();
     await readNames(
@@ -143,14 +142,13 @@ async function storeObservations(
     if (plan.writes.length === 0) return { conversations: byConversation.size, observations: 0, duplicates: plan.duplicates };
     const dims = await resolveDimensions(d1, name, plan.fresh);
     try {
-      await d1.batch([...buildStatements(d1, plan, dims, phase, coarse), ...compactionStatements(d1, newestEmit(plan.fresh), Date.now())]);
+      await d1.batch([...buildStatements(d1, plan, dims, phase), ...compactionStatements(d1, newestEmit(plan.fresh), Date.now())]);
       return { conversations: byConversation.size, observations: plan.fresh.length, duplicates: plan.duplicates };
     } catch (err) {
       const conflict =
         String(err).includes('ingest_guard_no_conflicts') || String(err).includes('UNIQUE constraint failed: conversations.id');
       if (conflict && attempt < MAX_ATTEMPTS) {
-        // The guard also fails on dictionary ids this isolate remembers but the database lacks, and
-        // on a watermark a concurrent batch moved past coarse rows this one left out (coarse-writes.ts).
+        // The guard also fails on dictionary ids this isolate remembers but the database lacks.
         forgetDictionary(name);
         continue;
       }
@@ -172,19 +170,14 @@ export async function cubePhase(d1: D1Database): Promise<CubePhase> {
 }
 
 /**
- * The stored rows among `ids`, where the database's cube stands and the compaction watermarks, in one D1
- * request (one snapshot); a row's `inCube` says whether its `in_cube` holds this generation, its `key` the
- * form its id is stored in (a UUID is looked up as its bytes and as the text of rows of before:
- * conversation-key.ts).
+ * The stored rows among `ids` and where the database's cube stands, in one D1 request (one snapshot); a
+ * row's `inCube` says whether its `in_cube` holds this generation, its `key` the form its id is stored in
+ * (a UUID is looked up as its bytes and as the text of rows of before: conversation-key.ts).
  */
-async function readStored(
-  d1: D1Database,
-  ids: string[],
-): Promise<{ phase: CubePhase; stored: Map<string, StoredConversation>; coarse: CoarseWrites }> {
+async function readStored(d1: D1Database, ids: string[]): Promise<{ phase: CubePhase; stored: Map<string, StoredConversation> }> {
   type Row = { key: string; first_emit: number; version: number; in_cube: number | null; data: string };
-  const [phase, watermarks, ...chunks] = await d1.batch<unknown>([
+  const [phase, ...chunks] = await d1.batch<unknown>([
     d1.prepare(CUBE_PHASE_SQL),
-    d1.prepare(WATERMARKS_SQL),
     ...chunkJson(ids.flatMap(lookupKeys)).map((chunk) => d1.prepare(READ_CONVERSATIONS_SQL).bind(chunk)),
   ]);
   const stored = new Map<string, StoredConversation>();
@@ -199,11 +192,7 @@ async function readStored(
       });
     }
   }
-  return {
-    phase: (phase as D1Result<{ phase: CubePhase }>).results[0]!.phase,
-    stored,
-    coarse: CoarseWrites.fromRows((watermarks as D1Result<{ key: string; value: number }>).results),
-  };
+  return { phase: (phase as D1Result<{ phase: CubePhase }>).results[0]!.phase, stored };
 }
 
 /** Per fresh observation, the dictionary ids of ROLLUP_DIMENSIONS (0 = absent) and of the cube dimensions it carries, and the ids used. */
@@ -312,13 +301,7 @@ const ALWAYS_WRITTEN = ROLLUP_TABLES.map((rollup) => ({
   resolutions: rollup.resolutions.filter((res) => !rollup.withCube?.includes(res)),
 }));
 
-function buildStatements(
-  d1: D1Database,
-  plan: WritePlan,
-  dims: ResolvedDims,
-  phase: CubePhase,
-  coarse: CoarseWrites,
-): D1PreparedStatement[] {
+function buildStatements(d1: D1Database, plan: WritePlan, dims: ResolvedDims, phase: CubePhase): D1PreparedStatement[] {
   const statements: D1PreparedStatement[] = [];
   // Encoded now that the dictionary has the ids of the new observations' values (ids this batch's guard checks).
   const created: string[] = [];
@@ -329,6 +312,16 @@ function buildStatements(
     else updated.push(updatedRow(w, data));
   }
 
+  // New conversations need no version check: their plain INSERT fails on the primary key if another
+  // writer got there first.
+  statements.push(
+    ...guardStatements(
+      d1,
+      plan.writes.flatMap((w) => (w.expectedVersion === 0 ? [] : [[w.key, w.expectedVersion] as [string, number]])),
+      dims.guard,
+      phase,
+    ),
+  );
   // While a backfill empties the cube, new conversations are left for it to add whole.
   const inCube = phase === CubePhase.EMPTYING ? null : CUBE_GENERATION;
   for (const chunk of chunkTexts(created)) statements.push(d1.prepare(INSERT_CONVERSATIONS_SQL).bind(chunk, inCube));
@@ -336,65 +329,44 @@ function buildStatements(
 
   statements.push(d1.prepare(SPAN_CLASSES_SQL).bind(spanClassRows(plan.writes)));
 
-  for (const { rollup, resolutions } of ALWAYS_WRITTEN)
-    statements.push(...rollupStatements(d1, rollup, plan.fresh, dims, resolutions, coarse.of(rollup.table)));
+  for (const { rollup, resolutions } of ALWAYS_WRITTEN) statements.push(...rollupStatements(d1, rollup, plan.fresh, dims, resolutions));
   const inCubeFresh = plan.inCube === plan.fresh.length ? plan.fresh : plan.fresh.slice(0, plan.inCube);
-  statements.push(...cubeStatements(d1, inCubeFresh, dims, coarse));
+  statements.push(...cubeStatements(d1, inCubeFresh, dims));
 
   statements.push(d1.prepare(CLEAR_GUARD_SQL));
-  // The guard goes first, once the rows are built: it checks the coarse rows they left out too. New
-  // conversations need no version check: their plain INSERT fails on the primary key if another
-  // writer got there first.
-  return [
-    ...guardStatements(
-      d1,
-      plan.writes.flatMap((w) => (w.expectedVersion === 0 ? [] : [[w.key, w.expectedVersion] as [string, number]])),
-      dims.guard,
-      phase,
-      coarse.guardRows(),
-    ),
-    ...statements,
-  ];
+  return statements;
 }
 
 /**
  * The guard rows of a batch (GUARD_SQL): `[id, version read]` of the conversations it changes, the
- * dictionary ids it relies on, the cube phase it was planned in, the coarse rows it left out
- * (CoarseWrites.guardRows, in the first). At least one: the phase is always checked.
+ * dictionary ids it relies on, the cube phase it was planned in. At least one: the phase is always checked.
  */
 export function guardStatements(
   d1: D1Database,
   versions: [string, number][],
   dictionary: ResolvedDims['guard'],
   phase: CubePhase,
-  leftOut = '[]',
 ): D1PreparedStatement[] {
   const versionChunks = chunkJson(versions);
   const dictionaryChunks = chunkJson(dictionary);
   return Array.from({ length: Math.max(1, versionChunks.length, dictionaryChunks.length) }, (_, i) =>
-    d1.prepare(GUARD_SQL).bind(versionChunks[i] ?? '[]', dictionaryChunks[i] ?? '[]', phase, i === 0 ? leftOut : '[]'),
+    d1.prepare(GUARD_SQL).bind(versionChunks[i] ?? '[]', dictionaryChunks[i] ?? '[]', phase),
   );
 }
 
 /**
  * The upserts of the cube for these observations (`dims` resolved for them, or for a list they begin):
- * agg_dim, agg_mask, the resolutions of the rollups kept with it (Rollup.withCube) and the declared
- * projections; only the coarse rows `coarse` builds, when given (else the upserts drop those past the watermarks).
+ * agg_dim, agg_mask, the resolutions of the rollups kept with it (Rollup.withCube) and the declared projections.
  */
-export function cubeStatements(
-  d1: D1Database,
-  observations: Observation[],
-  dims: ResolvedDims,
-  coarse?: CoarseWrites,
-): D1PreparedStatement[] {
-  const cube = cubeRows(observations, dims.ids, dims.cube, { dim: coarse?.of('agg_dim'), mask: coarse?.of('agg_mask') });
+export function cubeStatements(d1: D1Database, observations: Observation[], dims: ResolvedDims): D1PreparedStatement[] {
+  const cube = cubeRows(observations, dims.ids, dims.cube);
   return [
     ...[cube.dim, cube.mask].flatMap((rows, i) => {
       const sql = rollupUpsertSql(CUBE_TABLES[i]!);
       return chunkTexts(rows).map((chunk) => d1.prepare(sql).bind(chunk));
     }),
-    ...WITH_CUBE.flatMap((rollup) => rollupStatements(d1, rollup, observations, dims, rollup.withCube!, coarse?.of(rollup.table))),
-    ...projectionRows(observations, dims.ids, dims.cube, coarse?.of('agg_proj')).flatMap((rows) =>
+    ...WITH_CUBE.flatMap((rollup) => rollupStatements(d1, rollup, observations, dims, rollup.withCube!)),
+    ...projectionRows(observations, dims.ids, dims.cube).flatMap((rows) =>
       chunkTexts(rows).map((chunk) => d1.prepare(PROJECTION_UPSERT_SQL).bind(chunk)),
     ),
   ];
@@ -402,18 +374,17 @@ export function cubeStatements(
 
 const PROJECTION_UPSERT_SQL = rollupUpsertSql({ table: 'agg_proj', dims: PROJECTION_COLUMNS.map((column) => ({ column })) });
 
-/** The upserts of one rollup at `resolutions` for these observations (only the rows `filter` keeps). */
+/** The upserts of one rollup at `resolutions` for these observations. */
 function rollupStatements(
   d1: D1Database,
   rollup: Rollup,
   observations: Observation[],
   dims: ResolvedDims,
   resolutions: readonly number[],
-  filter?: RowFilter,
 ): D1PreparedStatement[] {
   const rows = rollup.packed
-    ? packedRows(rollup, observations, dims.ids, resolutions, filter)
-    : rollupRows(rollup, observations, dims.ids, resolutions, undefined, filter);
+    ? packedRows(rollup, observations, dims.ids, resolutions)
+    : rollupRows(rollup, observations, dims.ids, resolutions);
   const sql = rollup.packed ? packedUpsertSql(rollup) : rollupUpsertSql(rollup);
   return chunkTexts(rows).map((chunk) => d1.prepare(sql).bind(chunk));
 }

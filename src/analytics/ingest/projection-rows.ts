@@ -1,5 +1,4 @@
 import { CUBE_DIMENSIONS, PROJECTION_ROLLUPS, PROJECTION_WIDTH, ROLLUP_DIMENSIONS } from '../rollups';
-import type { RowFilter } from './coarse-writes';
 import type { CubeValues } from './cube-rows';
 import { rollupRows } from './rollup-rows';
 import type { Observation } from './to-observations';
@@ -41,9 +40,9 @@ const WRITER = PROJECTION_ROLLUPS.map((rollup) => ({ dims: PROJECTION_COLUMNS, r
 
 /**
  * agg_proj's rows for `observations`: `ids` holds ROLLUP_DIMENSIONS.length ids per observation, `cube`
- * the cube dimensions each carries (a multi-valued one's id is its whole list's); `filter` as for rollupRows.
+ * the cube dimensions each carries (a multi-valued one's id is its whole list's).
  */
-export function projectionRows(observations: Observation[], ids: Int32Array, cube: CubeValues, filter?: RowFilter): string[][] {
+export function projectionRows(observations: Observation[], ids: Int32Array, cube: CubeValues): string[][] {
   const n = observations.length;
   return SOURCES.map(({ fromRollup, fromCube }, p) => {
     const tuple = new Int32Array(n * STRIDE);
@@ -58,6 +57,6 @@ export function projectionRows(observations: Observation[], ids: Int32Array, cub
         if (k >= 0) tuple[at + 2 + k] = cube.ids[j]![cube.entries[2 * e + 1]!]!;
       }
     }
-    return rollupRows(WRITER[p]!, observations, tuple, WRITER[p]!.resolutions, STRIDE, filter);
+    return rollupRows(WRITER[p]!, observations, tuple, WRITER[p]!.resolutions, STRIDE);
   });
 }

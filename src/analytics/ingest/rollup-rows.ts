@@ -1,5 +1,4 @@
 import { ROLLUP_DIMENSIONS, type Rollup } from '../rollups';
-import type { RowFilter } from './coarse-writes';
 import type { Observation } from './to-observations';
 
 /*
@@ -48,8 +47,7 @@ class TupleNumbers {
  * `[…, sum, cnt, mn, max]` (D1's isolates parse every byte of it; see observations.sql.ts rollupUpsertSql). The text is
  * written directly, not through number arrays and JSON.stringify: the same bytes (values are
  * integers, sums finite). `ids` holds `stride` dictionary ids per observation (ROLLUP_DIMENSIONS.length
- * by default); the rollup's dimensions are a prefix of those. `filter`: per resolution, the slots whose
- * rows are built (coarse-writes.ts); every row when it gives none.
+ * by default); the rollup's dimensions are a prefix of those.
  */
 export function rollupRows(
   rollup: Pick<Rollup, 'resolutions' | 'keeps'> & { dims: readonly unknown[] },
@@ -57,7 +55,6 @@ export function rollupRows(
   ids: Int32Array,
   resolutions: readonly number[] = rollup.resolutions,
   stride: number = ROLLUP_DIMENSIONS.length,
-  filter?: RowFilter,
 ): string[] {
   const n = observations.length;
   if (n === 0) return [];
@@ -134,11 +131,9 @@ export function rollupRows(
   const fine = [...cellsAt(finest, undefined, finest).values()];
   const texts: string[] = [];
   for (const res of resolutions) {
-    const keep = filter?.(res);
     const cells =
       res === finest ? fine : res % finest === 0 ? cellsAt(res, fine, finest).values() : cellsAt(res, undefined, finest).values();
     for (const cell of cells) {
-      if (keep && !keep(cell.slot)) continue;
       const at = cell.first * stride;
       let text = `[${res},${cell.slot},${observations[cell.first]!.metric}`;
       for (let j = 0; j < k; j++) text += `,${ids[at + j]}`;
@@ -161,15 +156,13 @@ function keptMetrics(rollup: Pick<Rollup, 'keeps'>): Uint8Array | undefined {
  * slot, dimension tuple): `{"k":[res, slot in widths, dim ids…], "<metric>": x, …}` for each of
  * its metrics present, x being the value when the row holds one observation of it, else
  * [cnt, sum, mn, mx]. Objects, not dense arrays: a row holds a few of its 21 metrics. Observations of
- * other metrics are left out (see Rollup.packed). See observations.sql.ts packedUpsertSql. `filter` as
- * for rollupRows.
+ * other metrics are left out (see Rollup.packed). See observations.sql.ts packedUpsertSql.
  */
 export function packedRows(
   rollup: Rollup,
   observations: Observation[],
   ids: Int32Array,
   resolutions: readonly number[] = rollup.resolutions,
-  filter?: RowFilter,
 ): string[] {
   const packed = rollup.packed!;
   const k = rollup.dims.length;
@@ -177,7 +170,6 @@ export function packedRows(
   const kept = new Uint8Array(Math.max(...packed.metrics.map((m) => m.metric)) + 1);
   for (const m of packed.metrics) kept[m.metric] = 1;
   const widths = resolutions.map((res) => res * 60_000);
-  const keeps = resolutions.map((res) => filter?.(res));
   // A numeric row key: the slot number and the number of the dimension tuple.
   const tuples = new TupleNumbers(k, ids);
   type Row = { key: number[]; metrics: (number[] | undefined)[] };
@@ -189,8 +181,6 @@ export function packedRows(
     const tuple = tuples.of(ids, at);
     for (let r = 0; r < resolutions.length; r++) {
       const slotNumber = Math.floor(obs.emit / widths[r]!);
-      const keep = keeps[r];
-      if (keep && !keep(slotNumber)) continue;
       // Below 2^53: slot numbers < 2^26 (15 minutes up to the year 2999, ingest's limit), tuples < 2^19.
       const key = slotNumber * 524_288 + tuple;
       const rows = byRes[r]!;
