@@ -215,6 +215,9 @@ export class Aggregation {
   /** Scratch of groupsFor: the key being walked, the groups found. */
   private readonly path: (string | undefined)[] = [];
   private readonly found: GroupState[] = [];
+  /** groupsFor's value at each level (mediaType, then the groupBy dimensions), and whether `found` holds their groups. */
+  private readonly levels: (DimValue | undefined)[];
+  private levelsWalked = false;
   /** Metric indexes in answer order. */
   readonly order: readonly number[];
   /** Per metric index (arrays, not maps: add() runs once per cell). */
@@ -231,6 +234,7 @@ export class Aggregation {
     this.order = spec.metrics ?? ALL_METRICS;
     this.groupNames = spec.groupBy.filter((d) => d !== 'mediaType');
     this.groupIndexes = this.groupNames.map((d) => DIMENSION_INDEX[d]);
+    this.levels = new Array(this.groupIndexes.length + 1).fill(undefined);
     (spec.views ?? []).forEach((view, index) => {
       (this.viewsByTarget[view.target] ??= []).push({ index, view });
     });
@@ -312,37 +316,46 @@ export class Aggregation {
    */
   private groupsFor(metric: number, dims: DimValues): GroupState[] {
     const applies = APPLIES[metric]!;
+    // The groups depend only on the value at each level. A rollup row's metrics mostly share them (one
+    // row, and the same dimensions apply): the last call's groups serve them again, a comparison per
+    // level in place of a Map lookup per level.
+    const levels = this.levels;
+    let same = this.levelsWalked;
+    for (let l = 0; l < levels.length; l++) {
+      const v = this.levelValue(l, applies, dims);
+      if (v !== levels[l]) {
+        same = false;
+        levels[l] = v;
+      }
+    }
     const out = this.found;
+    if (same) return out;
+    // Not valid again until the walk has finished (it may throw).
+    this.levelsWalked = false;
     out.length = 0;
-    this.walk(this.groups, 0, applies, dims, out);
+    this.walk(this.groups, 0, out);
     const max = this.spec.maxGroupsPerObservation;
     if (max !== undefined && out.length > max) throw tooManyGroupsPerObservation(max);
+    this.levelsWalked = true;
     return out;
   }
 
-  private walk(node: GroupTrie, level: number, applies: readonly boolean[], dims: DimValues, out: GroupState[]): void {
+  private walk(node: GroupTrie, level: number, out: GroupState[]): void {
     // Stop as soon as the bound is passed: the walk itself is the cost it bounds.
     const max = this.spec.maxGroupsPerObservation;
     if (max !== undefined && out.length > max) return;
-    const v = this.levelValue(level, applies, dims);
-    if (v === undefined || typeof v === 'string') this.step(node, level, v, applies, dims, out);
-    else for (const one of v) this.step(node, level, one, applies, dims, out);
+    const v = this.levels[level];
+    if (v === undefined || typeof v === 'string') this.step(node, level, v, out);
+    else for (const one of v) this.step(node, level, one, out);
   }
 
   // Map keys keep every value apart (absent is undefined), with no separator a value could contain.
-  private step(
-    node: GroupTrie,
-    level: number,
-    key: string | undefined,
-    applies: readonly boolean[],
-    dims: DimValues,
-    out: GroupState[],
-  ): void {
+  private step(node: GroupTrie, level: number, key: string | undefined, out: GroupState[]): void {
     this.path[level] = key;
     if (level < this.groupIndexes.length) {
       let next = node.get(key) as GroupTrie | undefined;
       if (!next) node.set(key, (next = new Map()));
-      this.walk(next, level + 1, applies, dims, out);
+      this.walk(next, level + 1, out);
       return;
     }
     let state = node.get(key) as GroupState | undefined;
