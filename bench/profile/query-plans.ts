@@ -16,7 +16,7 @@ import { DIMENSIONS, METRIC_INDEX, type Dimension } from '../../src/analytics/ca
 import { Aggregation } from '../../src/analytics/query/aggregate';
 import { filterDimensions, requiredAnyOf, requiredMatches } from '../../src/analytics/query/filter';
 import { aggregateQuerySchema } from '../../src/analytics/query/query.schema';
-import { rollupQuery } from '../../src/analytics/query/query.store';
+import { rollupQuery } from '../../src/analytics/query/rollup-sql';
 import { pickRollup } from '../../src/analytics/rollups';
 import { alignedTo, planBuckets, type BucketPlan } from '../../src/analytics/query/interval';
 import { agents, FULL_SIM, QUICK_SIM, specKey } from '../lib/sim';

@@ -4,7 +4,7 @@ import { Aggregation, type AggregateSpec } from './aggregate';
 import { compileFilter, filterDimensions, hasMetricPredicates, requiredAnyOf, requiredMatches } from './filter';
 import { planBuckets, type BucketPlan } from './interval';
 import type { AggregateQuery } from './query.schema';
-import type { ReadSpec } from './query.store';
+import type { ReadSpec } from './read-spec';
 
 const SETTINGS_METRICS = new Set([SERVICE_LEVEL.metric, SERVICE_TARGET, CALLBACK_SERVICE_LEVEL.metric].map((m) => METRIC_NAMES[m]!));
 
