@@ -2,7 +2,7 @@
  * `npx tsx bench/profile/query-plans.ts [--persist DIR] [--quick]`
  *
  * Where the time of queries a–d goes inside SQLite: takes the SQL the Worker's rollup reader
- * sends from src's own builder (`rollupQuery` in src/analytics/query/query.store.ts; the bucket plan
+ * sends from src's own builder (`rollupQuery` in src/analytics/query/rollup-sql.ts; the bucket plan
  * and rollup choice use src's pure functions too), prints EXPLAIN QUERY PLAN, rows
  * read, rows returned (cells packed as JSON chunks) and the SQL time with better-sqlite3 on the
  * local D1 file (no Worker, no HTTP). The gap between this and the end-to-end time is the Worker's

@@ -217,14 +217,15 @@ function scan(read: Read, rollup: Rollup, metricListed: boolean): { from: string
     const groups = [...byDimension(anyOf)].map(([dimension, values]) => ({
       dimension,
       values,
+      key: pushedKey(dimension, values),
       column: rollup.dims.find((d) => d.dim === dimension)?.column,
     }));
     // A rollup lacking one of the dimensions (a packed rollup's companions) reads all its cells: the Aggregation judges them.
     if (groups.some((g) => g.column === undefined)) continue;
     // Past D1's bound-parameter limit the rest are left to the Aggregation too (a filter of many clauses).
-    const unbound = groups.filter((g) => !read.pushed.has(pushedKey(g.dimension, g.values))).length;
+    const unbound = groups.filter((g) => !read.pushed.has(g.key)).length;
     if (read.params.length + 2 * unbound > MAX_PUSHED_PARAMS) continue;
-    where.push(`(${groups.map((g) => pushedMatch(read, g.column!, g.dimension, g.values)).join(' OR ')})`);
+    where.push(`(${groups.map((g) => pushedMatch(read, g.column!, g.dimension, g.values, g.key)).join(' OR ')})`);
   }
   return { from, where, chunk };
 }
@@ -253,8 +254,13 @@ const pushedKey = (dimension: Dimension, values: readonly string[]) => JSON.stri
  * `column` holds the dictionary id of one of `values` of `dimension`: a subquery of dim_values binding
  * two parameters the first time the read names these values, reused after.
  */
-function pushedMatch(read: Read, column: string, dimension: Dimension, values: readonly string[]): string {
-  const key = pushedKey(dimension, values);
+function pushedMatch(
+  read: Read,
+  column: string,
+  dimension: Dimension,
+  values: readonly string[],
+  key = pushedKey(dimension, values),
+): string {
   let ids = read.pushed.get(key);
   if (ids === undefined) {
     read.params.push(dimension, values.length === 1 ? values[0] : JSON.stringify(values));
