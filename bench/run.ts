@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { ingestScenario, queryScenario, type AnalyticsContext } from './scenarios/analytics';
 import { attackScenario, parseLevers } from './scenarios/attacks';
 import { chatScenario, type ChatOptions } from './scenarios/chat';
+import { partitionsScenario } from './scenarios/partitions';
 import { roomPageScenario } from './scenarios/room-page';
 import { progress, Results } from './lib/results';
 import { DATA_DIR, FULL_SIM, QUICK_SIM, type SimSpec } from './lib/sim';
@@ -20,7 +21,7 @@ import { ROOT, snapshotWorker } from './lib/wrangler';
 const USAGE = `Usage: npm run bench -- [options]
 
   --quick                 small run, about two minutes: 20,000 conversations over 3 days, short chat phases
-  --only LIST             scenarios to run, comma-separated: query, ingest, chat, attacks, page (default: all).
+  --only LIST             scenarios to run, comma-separated: query, ingest, chat, attacks, page, partitions (default: all).
                           "query" needs ingested data: it ingests first unless --reuse finds it
   --reuse                 reuse an earlier ingest of the same simulation (bench/data/d1-*) instead of ingesting again
   --conversations N       simulated conversations (default 1,000,000; quick 20,000)
@@ -94,10 +95,10 @@ async function main(): Promise<number> {
   if (values.store !== undefined && values.store !== 'memory' && values.store !== 'disk')
     throw new Error(`--store must be memory or disk (got "${values.store}")`);
   const store = useStore(values.store === 'disk' ? 'disk' : 'memory');
-  const only = new Set((values.only ?? 'ingest,query,chat,attacks,page').split(',').map((s) => s.trim()));
+  const only = new Set((values.only ?? 'ingest,query,chat,attacks,page,partitions').split(',').map((s) => s.trim()));
   for (const s of only)
-    if (!['ingest', 'query', 'chat', 'attacks', 'page'].includes(s))
-      throw new Error(`unknown scenario "${s}" (query, ingest, chat, attacks, page)`);
+    if (!['ingest', 'query', 'chat', 'attacks', 'page', 'partitions'].includes(s))
+      throw new Error(`unknown scenario "${s}" (query, ingest, chat, attacks, page, partitions)`);
   const base = quick ? QUICK_SIM : FULL_SIM;
   const spec: SimSpec = {
     ...base,
@@ -170,6 +171,10 @@ async function main(): Promise<number> {
     const attackSpec: SimSpec = { ...spec, conversations: quick ? 5_000 : 20_000, days: 14 };
     const levers = parseLevers(values.levers);
     await attempt('4 attacks', () => attackScenario({ results, token, workerConfig, quick, detail, levers }, attackSpec));
+  }
+  if (only.has('partitions')) {
+    // Its own month (30,000 conversations; quick 5,000) in one database and in three partitions.
+    await attempt('6 partitions', () => partitionsScenario({ results, workerConfig, quick, detail, reuse: values.reuse === true }));
   }
   if (only.has('ingest') || only.has('query')) {
     const ctx: AnalyticsContext = {
