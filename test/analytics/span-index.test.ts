@@ -102,6 +102,52 @@ describe('span classes bound the raw scan', () => {
     expect(2 * (inReach + 1) + 64).toBeLessThan(before);
   });
 
+  it('the estimate before a raw read is one D1 statement for all the classes it counts, and the read is the same', async () => {
+    const end = END - 2 * HOUR;
+    const start = end - 24 * HOUR;
+    // Every statement the read sends, through a D1 that forwards to the real one.
+    const sent: string[] = [];
+    const counting = new Proxy(env.DB, {
+      get(target, key) {
+        if (key === 'prepare')
+          return (sql: string) => {
+            sent.push(sql);
+            return target.prepare(sql);
+          };
+        const value = Reflect.get(target, key);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const plan = planBuckets({ interval: `${new Date(start).toISOString()}/${new Date(end).toISOString()}` });
+    const spec = { metrics: undefined, groupBy: [], filter: compileFilter(undefined), maxGroups: 50_000, maxCells: 1_000_000 };
+    const viaProxy = new Aggregation(spec);
+    const read = await readInto(counting, { plan, dimensions: new Set(['mediaType', 'wrapUpCode']), needsValues: true }, viaProxy);
+    expect(read.source).toBe('raw');
+    // The classes the data holds, from the records (bit lengths of their spans), independently of the store.
+    const spans = new Map<string, { first: number; last: number }>();
+    for (const o of observations) {
+      const id = o.dims.conversationId as string;
+      const s = spans.get(id);
+      if (!s) spans.set(id, { first: o.time, last: o.time });
+      else {
+        s.first = Math.min(s.first, o.time);
+        s.last = Math.max(s.last, o.time);
+      }
+    }
+    const classes = new Set([...spans.values()].map((s) => bitLength(s.last - s.first)));
+    expect(classes.size).toBeGreaterThanOrEqual(5);
+    // One counting statement (it reads length(data) of the rows in reach), however many classes.
+    expect(sent.filter((sql) => /count\(\*\) AS n/.test(sql))).toHaveLength(1);
+    // The same conversations as read straight through the binding.
+    const direct = await readInto(
+      env.DB,
+      { plan, dimensions: new Set(['mediaType', 'wrapUpCode']), needsValues: true },
+      new Aggregation(spec),
+    );
+    expect(read.conversations).toBe(direct.conversations);
+    expect(read.conversations).toBeGreaterThan(100);
+  });
+
   it('the outlier is still found by queries that overlap either end of it', async () => {
     const early = await queryOk({
       interval: '1970-12-31T00:00:00.000Z/1971-01-02T00:00:00.000Z',
