@@ -102,17 +102,24 @@ describe('span classes bound the raw scan', () => {
     expect(2 * (inReach + 1) + 64).toBeLessThan(before);
   });
 
-  it('the estimate before a raw read is one D1 statement for all the classes it counts, and the read is the same', async () => {
+  it('a raw read counts all its classes in one statement and reads the first pages of small classes in one batch, as the plain read does', async () => {
     const end = END - 2 * HOUR;
     const start = end - 24 * HOUR;
     // Every statement the read sends, through a D1 that forwards to the real one.
     const sent: string[] = [];
+    const batches: number[] = [];
     const counting = new Proxy(env.DB, {
       get(target, key) {
         if (key === 'prepare')
           return (sql: string) => {
             sent.push(sql);
             return target.prepare(sql);
+          };
+        // How many statements of each batch read a page of rows.
+        if (key === 'batch')
+          return (statements: D1PreparedStatement[]) => {
+            batches.push(sent.slice(-statements.length).filter((sql) => /ORDER BY first_emit, rowid LIMIT/.test(sql)).length);
+            return target.batch(statements);
           };
         const value = Reflect.get(target, key);
         return typeof value === 'function' ? value.bind(target) : value;
@@ -138,6 +145,8 @@ describe('span classes bound the raw scan', () => {
     expect(classes.size).toBeGreaterThanOrEqual(5);
     // One counting statement (it reads length(data) of the rows in reach), however many classes.
     expect(sent.filter((sql) => /count\(\*\) AS n/.test(sql))).toHaveLength(1);
+    // Classes with few rows in reach have their first pages read together: one batch of several.
+    expect(Math.max(0, ...batches)).toBeGreaterThanOrEqual(2);
     // The same conversations as read straight through the binding.
     const direct = await readInto(
       env.DB,

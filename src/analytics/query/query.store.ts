@@ -169,6 +169,9 @@ interface RawRead {
 /** A span class to scan, with the rows per page that keep a page within the page budget. */
 interface PagedClass extends SpanClass {
   pageRows: number;
+  /** What the estimate counted: its rows in reach and their encoded bytes. */
+  rows: number;
+  bytes: number;
 }
 
 /**
@@ -224,7 +227,7 @@ async function checkRawEstimate<T extends { d1: D1Database; classes: SpanClass[]
       if (conversations > raw.max) throw tooManyRawConversations(raw.max);
       if (bytes > raw.maxBytes) throw tooManyRawBytes(raw.maxBytes);
       const pageRows = Math.max(1, Math.min(RAW_PAGE_ROWS, Math.floor(raw.pageBytes / Math.max(1, counted.largest))));
-      if (counted.n > 0) classes.push({ ...c, pageRows });
+      if (counted.n > 0) classes.push({ ...c, pageRows, rows: counted.n, bytes: counted.bytes });
     }
     out.push({ ...scan, classes });
   }
@@ -374,6 +377,12 @@ async function readRollup(
  * its longest span before the interval, found through the (span_class, first_emit) index, page by
  * page in index order (first_emit, rowid). Stops with 413 once the query has read more than
  * `raw.max` conversations.
+ *
+ * Classes the estimate found small are read together: consecutive classes whose rows fit in one
+ * page each, and together in one page's budget (rawPageBytes, RAW_PAGE_ROWS), have their first pages
+ * read in one D1 batch and their dictionary names in one more. Most classes of an ordinary raw query
+ * hold a few rows in reach, and a round trip per class was most of its time (bench scenario 6). A
+ * class that turns out to have more rows (ingested since the estimate) goes on page by page.
  */
 async function readRaw(
   d1: D1Database,
@@ -385,7 +394,112 @@ async function readRaw(
 ): Promise<void> {
   // The dictionary's values this database's rows name, read as pages name them (few after the first).
   const names = new Map<number, string>();
-  for (const c of classes) await readRawClass(d1, spec, aggregation, pacer, c, raw, names);
+  for (const group of pageGroups(classes, raw.pageBytes)) {
+    if (group.length === 1) {
+      await readRawClass(d1, spec, aggregation, pacer, group[0]!, raw, names);
+      continue;
+    }
+    const pages = await d1.batch<RawRow>(group.map((c) => rawPage(d1, spec, c, firstCursor(spec, c))));
+    const rows = pages.flatMap((p) => {
+      raw.rowsRead += p.meta.rows_read;
+      return p.results;
+    });
+    countRead(raw, rows);
+    await readNames(
+      d1,
+      rows.map((row) => row.data),
+      names,
+    );
+    for (let i = 0; i < group.length; i++) {
+      const { results } = pages[i]!;
+      await addRows(spec, aggregation, pacer, results, names);
+      const c = group[i]!;
+      if (results.length === c.pageRows) {
+        const last = results[results.length - 1]!;
+        await readRawClass(d1, spec, aggregation, pacer, c, raw, names, [last.first_emit, last.rowid]);
+      }
+    }
+  }
+}
+
+/** Consecutive classes whose first pages are read together (see readRaw); a large class alone. */
+function pageGroups(classes: readonly PagedClass[], pageBytes: number): PagedClass[][] {
+  const groups: PagedClass[][] = [];
+  let group: PagedClass[] = [];
+  let rows = 0;
+  let bytes = 0;
+  for (const c of classes) {
+    const small = c.rows < c.pageRows;
+    if (!small || group.length === 0 || rows + c.rows > RAW_PAGE_ROWS || bytes + c.bytes > pageBytes) {
+      if (group.length > 0) groups.push(group);
+      group = [];
+      rows = 0;
+      bytes = 0;
+    }
+    group.push(c);
+    rows += c.rows;
+    bytes += c.bytes;
+    if (!small) {
+      groups.push(group);
+      group = [];
+      rows = 0;
+      bytes = 0;
+    }
+  }
+  if (group.length > 0) groups.push(group);
+  return groups;
+}
+
+interface RawRow {
+  rowid: number;
+  key: string;
+  first_emit: number;
+  data: string;
+}
+
+/** Where a class's scan starts: at most its longest span before the interval. */
+function firstCursor(spec: ReadSpec, c: PagedClass): [number, number] {
+  return [spec.plan.start - c.longestSpan - 1, 0];
+}
+
+/** One page of a class's rows in reach, after the cursor (first_emit, rowid), in index order. */
+function rawPage(d1: D1Database, spec: ReadSpec, c: PagedClass, after: [number, number]): D1PreparedStatement {
+  return d1
+    .prepare(
+      `SELECT rowid, ${STORED_KEY_SQL} AS key, first_emit, ${DATA_SQL} AS data FROM conversations
+       WHERE span_class = ?5 AND first_emit >= ?1 AND (first_emit > ?1 OR rowid > ?2) AND first_emit < ?3 AND last_emit >= ?4
+       ORDER BY first_emit, rowid LIMIT ?6`,
+    )
+    .bind(after[0], after[1], spec.plan.end, spec.plan.start, c.spanClass, c.pageRows);
+}
+
+/** Counts rows read against the query's bounds. The estimate refused what it saw; rows ingested since are caught here. */
+function countRead(read: RawRead, rows: readonly RawRow[]): void {
+  read.conversations += rows.length;
+  for (const row of rows) read.bytes += row.data.length / 2;
+  if (read.conversations > read.max) throw tooManyRawConversations(read.max);
+  if (read.bytes > read.maxBytes) throw tooManyRawBytes(read.maxBytes);
+}
+
+/** Decodes rows (their names read) and adds their observations in the interval. */
+async function addRows(
+  spec: ReadSpec,
+  aggregation: Aggregation,
+  pacer: Pacer,
+  rows: readonly RawRow[],
+  names: Map<number, string>,
+): Promise<void> {
+  const { start, end } = spec.plan;
+  const wanted = spec.metrics ? new Set(spec.metrics) : undefined;
+  for (const row of rows) {
+    const observations = decodeObservations(row.data, row.first_emit, conversationIdOfKey(row.key), names);
+    for (const obs of observations) {
+      if (obs.emit < start || obs.emit >= end || (wanted && !wanted.has(obs.metric))) continue;
+      aggregation.add(bucketIndex(spec.plan, obs.emit), obs.metric, obs.dims, 1, obs.value, obs.value, obs.value, obs.value);
+    }
+    const pause = pacer.step(observations.length);
+    if (pause) await pause;
+  }
 }
 
 /** The span classes present in one database (`meta`), each with its longest span. */
@@ -408,44 +522,24 @@ async function readRawClass(
   spec: ReadSpec,
   aggregation: Aggregation,
   pacer: Pacer,
-  { spanClass, longestSpan, pageRows }: PagedClass,
+  c: PagedClass,
   read: RawRead,
   names: Map<number, string>,
+  from: [number, number] = firstCursor(spec, c),
 ): Promise<void> {
-  const { start, end } = spec.plan;
-  const wanted = spec.metrics ? new Set(spec.metrics) : undefined;
-  let after: [number, number] = [start - longestSpan - 1, 0];
+  let after = from;
   for (;;) {
-    const page = await d1
-      .prepare(
-        `SELECT rowid, ${STORED_KEY_SQL} AS key, first_emit, ${DATA_SQL} AS data FROM conversations
-         WHERE span_class = ?5 AND first_emit >= ?1 AND (first_emit > ?1 OR rowid > ?2) AND first_emit < ?3 AND last_emit >= ?4
-         ORDER BY first_emit, rowid LIMIT ?6`,
-      )
-      .bind(after[0], after[1], end, start, spanClass, pageRows)
-      .all<{ rowid: number; key: string; first_emit: number; data: string }>();
+    const page = await rawPage(d1, spec, c, after).all<RawRow>();
     const { results } = page;
     read.rowsRead += page.meta.rows_read;
-    read.conversations += results.length;
-    for (const row of results) read.bytes += row.data.length / 2;
-    // The estimate (checkRawEstimate) refused what it saw; rows ingested since are caught here.
-    if (read.conversations > read.max) throw tooManyRawConversations(read.max);
-    if (read.bytes > read.maxBytes) throw tooManyRawBytes(read.maxBytes);
+    countRead(read, results);
     await readNames(
       d1,
       results.map((row) => row.data),
       names,
     );
-    for (const row of results) {
-      const observations = decodeObservations(row.data, row.first_emit, conversationIdOfKey(row.key), names);
-      for (const obs of observations) {
-        if (obs.emit < start || obs.emit >= end || (wanted && !wanted.has(obs.metric))) continue;
-        aggregation.add(bucketIndex(spec.plan, obs.emit), obs.metric, obs.dims, 1, obs.value, obs.value, obs.value, obs.value);
-      }
-      const pause = pacer.step(observations.length);
-      if (pause) await pause;
-    }
-    if (results.length < pageRows) return;
+    await addRows(spec, aggregation, pacer, results, names);
+    if (results.length < c.pageRows) return;
     const last = results[results.length - 1]!;
     after = [last.first_emit, last.rowid];
   }
