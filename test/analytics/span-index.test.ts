@@ -5,6 +5,7 @@ import { Aggregation } from '../../src/analytics/query/aggregate';
 import { compileFilter } from '../../src/analytics/query/filter';
 import { planBuckets } from '../../src/analytics/query/interval';
 import { readInto } from '../../src/analytics/query/query.store';
+import type { ReadSpec } from '../../src/analytics/query/read-spec';
 import { simulateConversations } from '../../scripts/simulator';
 import {
   aggregateObservations,
@@ -155,6 +156,61 @@ describe('span classes bound the raw scan', () => {
     );
     expect(read.conversations).toBe(direct.conversations);
     expect(read.conversations).toBeGreaterThan(100);
+  });
+
+  it('rows ingested between the estimate and the read are read too, small classes read together included', async () => {
+    const end = END - 2 * HOUR;
+    const start = end - 24 * HOUR;
+    const plan = planBuckets({ interval: `${new Date(start).toISOString()}/${new Date(end).toISOString()}` });
+    const spec = { metrics: undefined, groupBy: [], filter: compileFilter(undefined), maxGroups: 50_000, maxCells: 1_000_000 };
+    // Pages of about two rows (a stored conversation holds ~600 bytes), so a class the estimate found
+    // holding one row is read with others, and its page comes back full once its rows are tripled.
+    const read: ReadSpec = { plan, dimensions: new Set(['mediaType', 'wrapUpCode']), needsValues: true, rawPageBytes: 1_500 };
+    let grouped = 0;
+    const staleAfterEstimate = new Proxy(env.DB, {
+      get(target, key) {
+        if (key === 'prepare')
+          return (sql: string) => {
+            const statement = target.prepare(sql);
+            if (!/count\(\*\) AS n/.test(sql)) return statement;
+            // The estimate answers as it was; then two copies of every conversation arrive.
+            return {
+              bind: (...params: unknown[]) => ({
+                all: async () => {
+                  const counted = await statement.bind(...params).all();
+                  await target
+                    .prepare(
+                      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2)
+                       INSERT INTO conversations (id, first_emit, last_emit, span_class, version, data)
+                       SELECT c.cid || '-stale-' || n.i, c.first_emit, c.last_emit, c.span_class, 1, c.data
+                       FROM (SELECT ${CONVERSATION_ID_SQL} AS cid, * FROM conversations) c CROSS JOIN n`,
+                    )
+                    .run();
+                  return counted;
+                },
+              }),
+            };
+          };
+        if (key === 'batch')
+          return (statements: D1PreparedStatement[]) => {
+            if (statements.length > 1) grouped++;
+            return target.batch(statements);
+          };
+        const value = Reflect.get(target, key);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    try {
+      const before = await readInto(env.DB, read, new Aggregation(spec));
+      const during = await readInto(staleAfterEstimate as D1Database, read, new Aggregation(spec));
+      const after = await readInto(env.DB, read, new Aggregation(spec));
+      expect(after.conversations).toBe(3 * before.conversations);
+      // Every row there when the pages were read, the copies included: none lost to a full first page.
+      expect(during.conversations).toBe(after.conversations);
+      expect(grouped).toBeGreaterThan(0);
+    } finally {
+      await env.DB.prepare(`DELETE FROM conversations WHERE ${CONVERSATION_ID_SQL} LIKE '%-stale-%'`).run();
+    }
   });
 
   it('the outlier is still found by queries that overlap either end of it', async () => {
