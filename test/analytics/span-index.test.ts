@@ -61,6 +61,21 @@ beforeAll(async () => {
   observations = observationsFromRecords(records);
 });
 
+/** Each conversation's first and last emit, from the records (independently of the store). */
+function conversationSpans(): Map<string, { first: number; last: number }> {
+  const spans = new Map<string, { first: number; last: number }>();
+  for (const o of observations) {
+    const id = o.dims.conversationId as string;
+    const s = spans.get(id);
+    if (!s) spans.set(id, { first: o.time, last: o.time });
+    else {
+      s.first = Math.min(s.first, o.time);
+      s.last = Math.max(s.last, o.time);
+    }
+  }
+  return spans;
+}
+
 /** Reads a raw query (views force the raw path) straight through the store, with D1's row counts. */
 async function rawRead(start: number, end: number) {
   const plan = planBuckets({ interval: `${new Date(start).toISOString()}/${new Date(end).toISOString()}` });
@@ -77,16 +92,7 @@ describe('span classes bound the raw scan', () => {
     expect(read.source).toBe('raw');
 
     // Independently of the store: the conversations, their first and last emits, from the records.
-    const spans = new Map<string, { first: number; last: number }>();
-    for (const o of observations) {
-      const id = o.dims.conversationId as string;
-      const s = spans.get(id);
-      if (!s) spans.set(id, { first: o.time, last: o.time });
-      else {
-        s.first = Math.min(s.first, o.time);
-        s.last = Math.max(s.last, o.time);
-      }
-    }
+    const spans = conversationSpans();
     const ordinary = [...spans].filter(([id]) => id !== OUTLIER_ID).map(([, s]) => s);
     const longest = Math.max(...ordinary.map((s) => s.last - s.first));
     const touching = ordinary.filter((s) => s.first < end && s.last >= start).length;
@@ -132,16 +138,7 @@ describe('span classes bound the raw scan', () => {
     const read = await readInto(counting, { plan, dimensions: new Set(['mediaType', 'wrapUpCode']), needsValues: true }, viaProxy);
     expect(read.source).toBe('raw');
     // The classes the data holds, from the records (bit lengths of their spans), independently of the store.
-    const spans = new Map<string, { first: number; last: number }>();
-    for (const o of observations) {
-      const id = o.dims.conversationId as string;
-      const s = spans.get(id);
-      if (!s) spans.set(id, { first: o.time, last: o.time });
-      else {
-        s.first = Math.min(s.first, o.time);
-        s.last = Math.max(s.last, o.time);
-      }
-    }
+    const spans = conversationSpans();
     const classes = new Set([...spans.values()].map((s) => bitLength(s.last - s.first)));
     expect(classes.size).toBeGreaterThanOrEqual(5);
     // One counting statement (it reads length(data) of the rows in reach), however many classes.
