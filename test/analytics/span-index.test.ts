@@ -109,7 +109,7 @@ describe('span classes bound the raw scan', () => {
     expect(2 * (inReach + 1) + 64).toBeLessThan(before);
   });
 
-  it('a raw read counts all its classes in one statement and reads the first pages of small classes in one batch, as the plain read does', async () => {
+  it('a raw read finds and counts its classes in one statement and reads the first pages of small classes in one batch, as the plain read does', async () => {
     const end = END - 2 * HOUR;
     const start = end - 24 * HOUR;
     // Every statement the read sends, through a D1 that forwards to the real one.
@@ -141,8 +141,10 @@ describe('span classes bound the raw scan', () => {
     const spans = conversationSpans();
     const classes = new Set([...spans.values()].map((s) => bitLength(s.last - s.first)));
     expect(classes.size).toBeGreaterThanOrEqual(5);
-    // One counting statement (it reads length(data) of the rows in reach), however many classes.
+    // One counting statement (it reads length(data) of the rows in reach), however many classes, and
+    // nothing else before the first page: it reads the classes the database records itself.
     expect(sent.filter((sql) => /count\(\*\) AS n/.test(sql))).toHaveLength(1);
+    expect(sent.findIndex((sql) => /ORDER BY first_emit, rowid LIMIT/.test(sql))).toBe(1);
     // Classes with few rows in reach have their first pages read together: one batch of several.
     expect(Math.max(0, ...batches)).toBeGreaterThanOrEqual(2);
     // The same conversations as read straight through the binding.

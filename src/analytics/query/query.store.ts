@@ -55,7 +55,7 @@ const ADDS_PER_PAUSE = 1_000;
  * and those emit after they start, so its period says little about which instants it holds. A rollup
  * read of a partition holding nothing there is one statement finding no cells, as cheap as asking
  * first, so every partition is read; the raw path asks each partition's span-class rows which of its
- * classes can reach the interval (`reach`, in place of the meta read a single database makes) and
+ * classes can reach the interval (`reach`; a single database's estimate reads its classes from meta) and
  * scans only those. The raw path's bound, maxRawConversations, is for the whole query.
  *
  * `beforeRaw` is awaited before any raw row is read: the route takes its raw-path turn there (raw-gate.ts)
@@ -94,7 +94,8 @@ export async function readInto(
     if (!picked || rolled === CUBE_INCOMPLETE) {
       if (picked) source = 'raw (the dimension cube lacks earlier conversations)';
       await beforeRaw?.();
-      const [scan] = await checkRawEstimate([{ d1, classes: await presentClasses(d1, raw) }], spec, raw);
+      // The classes the database records are read by the estimate itself: one round trip for both.
+      const [scan] = await checkRawEstimate([{ d1 }], spec, raw);
       await readRaw(d1, spec, aggregation, pacer, raw, scan!.classes);
     }
     return result(only ? [only.name] : []);
@@ -184,13 +185,14 @@ interface PagedClass extends SpanClass {
  * sets its page size: at most RAW_PAGE_ROWS rows and rawPageBytes bytes (one row, if it alone is
  * larger), so no page of large rows is ever held.
  *
- * One statement per partition, not one per class: the classes (up to ~20) are the outer loop of a
- * join, each reaching its rows through the (span_class, first_emit) index, under one LIMIT. So a query
+ * One statement per partition, not one per class: the classes (up to ~20; a partition's reach, or for
+ * a scan given none every class the database records in meta) are the outer loop of a join, each
+ * reaching its rows through the (span_class, first_emit) index, under one LIMIT. So a query
  * far beyond the bound is still refused after reading about the bound's worth of row headers, class
  * after class as before, and an ordinary raw query pays one D1 round trip here instead of one a class
  * (bench scenario 6's b-raw: 19 classes).
  */
-async function checkRawEstimate<T extends { d1: D1Database; classes: SpanClass[] }>(
+async function checkRawEstimate<T extends { d1: D1Database; classes?: SpanClass[] }>(
   scans: T[],
   spec: ReadSpec,
   raw: RawRead,
@@ -201,26 +203,40 @@ async function checkRawEstimate<T extends { d1: D1Database; classes: SpanClass[]
   const out: (T & { classes: PagedClass[] })[] = [];
   for (const scan of scans) {
     const classes: PagedClass[] = [];
-    if (scan.classes.length === 0) {
+    if (scan.classes?.length === 0) {
       out.push({ ...scan, classes });
       continue;
     }
-    const bounds = JSON.stringify(scan.classes.map((c) => [c.spanClass, start - c.longestSpan - 1]));
+    // The classes to count: the ones given (a partition's reach), or every class the database records (meta).
+    const source = scan.classes
+      ? `SELECT value->>0 AS cls, value->>1 AS longest FROM json_each(?1)`
+      : `SELECT substr(key, ${SPAN_CLASS_KEY_PREFIX.length + 1}) + 0 AS cls, value AS longest FROM meta WHERE key >= ?5 AND key < ?6`;
+    const given = JSON.stringify((scan.classes ?? []).map((c) => [c.spanClass, c.longestSpan]));
     const { results, meta } = await scan.d1
       .prepare(
-        `SELECT cls, count(*) AS n, coalesce(sum(len), 0) AS bytes, coalesce(max(len), 0) AS largest
-         FROM (SELECT k.value->>0 AS cls, length(c.data) AS len
-               FROM json_each(?1) k CROSS JOIN conversations c
-               WHERE c.span_class = k.value->>0 AND c.first_emit >= k.value->>1 AND c.first_emit < ?2 AND c.last_emit >= ?3
+        `SELECT cls, max(longest) AS longest, count(*) AS n, coalesce(sum(len), 0) AS bytes, coalesce(max(len), 0) AS largest
+         FROM (SELECT k.cls, k.longest, length(c.data) AS len
+               FROM (${source}) k CROSS JOIN conversations c
+               WHERE c.span_class = k.cls AND c.first_emit >= ?3 - k.longest - 1 AND c.first_emit < ?2 AND c.last_emit >= ?3
                LIMIT ?4)
          GROUP BY cls`,
       )
-      .bind(bounds, end, start, raw.max - conversations + 1)
-      .all<{ cls: number; n: number; bytes: number; largest: number }>();
+      // ?5 and ?6 only where the statement names them: D1 wants exactly the parameters it counts.
+      .bind(
+        given,
+        end,
+        start,
+        raw.max - conversations + 1,
+        ...(scan.classes ? [] : [SPAN_CLASS_KEY_PREFIX, nextKey(SPAN_CLASS_KEY_PREFIX)]),
+      )
+      .all<{ cls: number; longest: number; n: number; bytes: number; largest: number }>();
     raw.rowsRead += meta.rows_read;
     const byClass = new Map(results.map((r) => [r.cls, r]));
-    // In the classes' order, as the statement read them: the bound named is the one passed first.
-    for (const c of scan.classes) {
+    // In the order the statement read the classes (meta's is its keys'): the bound named is the one passed first.
+    const order: SpanClass[] =
+      scan.classes ??
+      results.map((r) => ({ spanClass: r.cls, longestSpan: r.longest })).sort((x, y) => (`${x.spanClass}` < `${y.spanClass}` ? -1 : 1));
+    for (const c of order) {
       const counted = byClass.get(c.spanClass) ?? { n: 0, bytes: 0, largest: 0 };
       conversations += counted.n;
       bytes += counted.bytes;
@@ -500,16 +516,6 @@ async function addRows(
     const pause = pacer.step(observations.length);
     if (pause) await pause;
   }
-}
-
-/** The span classes present in one database (`meta`), each with its longest span. */
-async function presentClasses(d1: D1Database, raw: RawRead): Promise<SpanClass[]> {
-  const rows = await d1
-    .prepare(`SELECT key, value FROM meta WHERE key >= ?1 AND key < ?2`)
-    .bind(SPAN_CLASS_KEY_PREFIX, nextKey(SPAN_CLASS_KEY_PREFIX))
-    .all<{ key: string; value: number }>();
-  raw.rowsRead += rows.meta.rows_read;
-  return rows.results.map((r) => ({ spanClass: Number(r.key.slice(SPAN_CLASS_KEY_PREFIX.length)), longestSpan: r.value }));
 }
 
 /** The first string after every string starting with `prefix` (its last character + 1). */
