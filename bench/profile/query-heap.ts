@@ -60,6 +60,12 @@ export interface HeapCase {
  * The worst shapes the limits allow, on data of `spec` (its intervals end where the data ends). Each
  * one presses one bound: it answers at the bound or is refused by it.
  */
+/**
+ * A view judges single observations, which only the raw rows keep: it holds a query to the raw path. (Grouping
+ * by wrapUpCode no longer did once the dimension cube and its projections answered any dimension.)
+ */
+const RAW_VIEW = [{ target: 'tHandle', name: 'over5min', function: 'rangeBound', range: { gte: 300_000 } }];
+
 export function worstShapes(spec: SimSpec): HeapCase[] {
   const end = Date.parse(spec.end);
   const iso = (ms: number) => new Date(ms).toISOString();
@@ -73,13 +79,23 @@ export function worstShapes(spec: SimSpec): HeapCase[] {
   return [
     {
       id: 'w1',
-      title: `raw bound: ${rawDays} days, P1D, groupBy queueId wrapUpCode (no rollup keeps both), every metric`,
-      body: { interval: `${iso(end - rawDays * DAY)}/${iso(end)}`, granularity: 'P1D', groupBy: ['queueId', 'wrapUpCode'] },
+      title: `raw bound: ${rawDays} days, P1D, groupBy queueId wrapUpCode, every metric and a view (only the raw rows answer a view)`,
+      body: {
+        interval: `${iso(end - rawDays * DAY)}/${iso(end)}`,
+        granularity: 'P1D',
+        groupBy: ['queueId', 'wrapUpCode'],
+        views: RAW_VIEW,
+      },
     },
     {
       id: 'w2',
-      title: `raw bound and answer cells: ${rawDays} days, PT1H, groupBy userId wrapUpCode, every metric`,
-      body: { interval: `${iso(end - rawDays * DAY)}/${iso(end)}`, granularity: 'PT1H', groupBy: ['userId', 'wrapUpCode'] },
+      title: `raw bound and answer cells: ${rawDays} days, PT1H, groupBy userId wrapUpCode, every metric and a view`,
+      body: {
+        interval: `${iso(end - rawDays * DAY)}/${iso(end)}`,
+        granularity: 'PT1H',
+        groupBy: ['userId', 'wrapUpCode'],
+        views: RAW_VIEW,
+      },
     },
     {
       id: 'w3',
@@ -121,8 +137,13 @@ export function worstShapes(spec: SimSpec): HeapCase[] {
     },
     {
       id: 'w8',
-      title: `aggregate job of the raw bound's shape: ${rawDays} days, PT1H, groupBy userId wrapUpCode, every metric`,
-      body: { interval: `${iso(end - rawDays * DAY)}/${iso(end)}`, granularity: 'PT1H', groupBy: ['userId', 'wrapUpCode'] },
+      title: `aggregate job of the raw bound's shape: ${rawDays} days, PT1H, groupBy userId wrapUpCode, every metric and a view`,
+      body: {
+        interval: `${iso(end - rawDays * DAY)}/${iso(end)}`,
+        granularity: 'PT1H',
+        groupBy: ['userId', 'wrapUpCode'],
+        views: RAW_VIEW,
+      },
       job: true,
     },
     {
