@@ -174,7 +174,7 @@ async function retried(send: () => Promise<Response>): Promise<Response> {
   try {
     return await send();
   } catch (err) {
-    if (!(err instanceof Error && err.cause instanceof Error && /ECONNRESET|socket/i.test(err.cause.message))) throw err;
+    if (!(err instanceof Error && err.cause instanceof Error && /ECONNRESET|socket|other side closed/i.test(err.cause.message))) throw err;
     return send();
   }
 }
@@ -212,7 +212,8 @@ async function runJob(
   if (!submitted.jobId) return { status: submit.status, ms: performance.now() - t0, bytes: 0, source: 'job', message: submitted.message };
   for (;;) {
     await new Promise((r) => setTimeout(r, 200));
-    const res = await fetch(`${base}${JOBS_PATH}/${submitted.jobId}`, { headers });
+    // Polls too can find their kept-alive socket closed while the job's alarm holds the isolate: sent again once.
+    const res = await retried(() => fetch(`${base}${JOBS_PATH}/${submitted.jobId}`, { headers }));
     const state = (await res.json()) as { state: string; errorMessage?: string };
     if (state.state === 'FULFILLED' || state.state === 'FAILED' || state.state === 'EXPIRED' || performance.now() - t0 > 600_000) {
       return {
