@@ -70,9 +70,14 @@ export function queryLocal<T>(persistTo: string, sql: string): T[] {
   return (JSON.parse(out) as { results: T[] }[])[0]!.results;
 }
 
-/** Applies the project's D1 migrations to the local database under `persistTo`. */
-export function migrate(persistTo: string): void {
-  runWrangler(['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', persistTo]);
+/**
+ * Applies the project's D1 migrations to the local database under `persistTo`: binding DB of the project's
+ * wrangler.toml, or `binding` of another config (a snapshot's with more D1 bindings).
+ */
+export function migrate(persistTo: string, { binding = 'DB', config }: { binding?: string; config?: string } = {}): void {
+  const args = ['d1', 'migrations', 'apply', binding, '--local', '--persist-to', persistTo];
+  if (config) runWrangler([...args, '--config', config], path.dirname(config));
+  else runWrangler(args);
 }
 
 /** SQL against the local D1 database under `persistTo`, through wrangler (no server needed). */

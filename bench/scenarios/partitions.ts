@@ -11,15 +11,15 @@
  * Its own small month (30,000 conversations; quick 5,000) and ports 8850–8853; the data lives in the
  * run's store (`fan-out/one`, `fan-out/three`), ingested afresh unless `reuse` finds it.
  */
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { isUp } from '../lib/http';
+import { ingestRecords, prepareIngestBodies } from '../lib/ingest-client';
 import { progress, type Results } from '../lib/results';
 import { FULL_SIM, records, type SimSpec } from '../lib/sim';
 import { summarize } from '../lib/stats';
 import { storeDir } from '../lib/store';
-import { type DevServer, ROOT, startDev } from '../lib/wrangler';
+import { type DevServer, migrate, ROOT, startDev } from '../lib/wrangler';
 import { benchQueries, canonicalJson } from '../peers/queries';
 import type { AggregateResponse } from '../../test/support/reference-aggregator';
 
@@ -60,7 +60,7 @@ export async function partitionsScenario(opts: PartitionsOptions): Promise<void>
     if (fresh) {
       rmSync(persistTo, { recursive: true, force: true });
       mkdirSync(persistTo, { recursive: true });
-      for (const binding of ['DB', 'P1', 'P2', 'P3']) migrate(config, persistTo, binding);
+      for (const binding of ['DB', 'P1', 'P2', 'P3']) migrate(persistTo, { binding, config });
     }
     const dev = await startDev({
       config,
@@ -72,7 +72,14 @@ export async function partitionsScenario(opts: PartitionsOptions): Promise<void>
     });
     if (fresh) {
       progress(`${SCENARIO}: ingesting ${spec.conversations.toLocaleString('en-US')} conversations into ${layout} (${layouts[layout]})`);
-      await ingest(dev.url, token, spec);
+      // One request at a time: the figures here are the queries'.
+      const label = `${SCENARIO} ingest (${layout})`;
+      const bodies = prepareIngestBodies(records(spec), { batchSize: 1_000, total: spec.conversations, label });
+      await ingestRecords(`${dev.url}/api/v2/analytics/conversations/details/ingest`, token, bodies, {
+        total: spec.conversations,
+        inFlight: 1,
+        label,
+      });
     }
     return dev;
   };
@@ -144,36 +151,6 @@ function configWithPartitions(snapshotConfig: string): string {
   const file = path.join(path.dirname(snapshotConfig), 'wrangler.partitions.toml');
   writeFileSync(file, readFileSync(snapshotConfig, 'utf8') + blocks.join(''));
   return file;
-}
-
-function migrate(config: string, persistTo: string, binding: string): void {
-  const wrangler = path.join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
-  const r = spawnSync(
-    process.execPath,
-    [wrangler, 'd1', 'migrations', 'apply', binding, '--local', '--persist-to', persistTo, '--config', config],
-    { cwd: path.dirname(config), encoding: 'utf8', env: { ...process.env, CI: '1', WRANGLER_SEND_METRICS: 'false' } },
-  );
-  if (r.status !== 0) throw new Error(`${SCENARIO}: migrating ${binding}: ${r.stderr}`);
-}
-
-/** The month, in bodies of 1,000 conversations, one request at a time (the figures here are the queries'). */
-async function ingest(base: string, token: string, spec: SimSpec): Promise<void> {
-  let batch: unknown[] = [];
-  const post = async () => {
-    const res = await fetch(`${base}/api/v2/analytics/conversations/details/ingest`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ conversations: batch }),
-    });
-    const text = await res.text();
-    if (res.status !== 200) throw new Error(`${SCENARIO}: ingest answered ${res.status} ${text.slice(0, 300)}`);
-    batch = [];
-  };
-  for (const r of records(spec)) {
-    batch.push(r);
-    if (batch.length === 1_000) await post();
-  }
-  if (batch.length > 0) await post();
 }
 
 async function query(base: string, token: string, body: unknown): Promise<{ ms: number; source: string; text: string }> {
