@@ -58,6 +58,12 @@ export const ANALYTICS_LIMITS = {
   rawQueriesAtOnce: 1,
   rawQueriesWaiting: 4,
   /**
+   * Partitions (D1 databases) one query reads at once: each holds a rollup result or a raw page until it
+   * is added, so this many results and pages bound a fan-out's memory however many partitions its
+   * interval touches (a query over 732 days of two-week periods touches ~50). The others wait their turn.
+   */
+  partitionsAtOnce: 4,
+  /**
    * Asynchronous aggregate jobs (analytics/jobs). A job answers its query in units, each within the
    * bounds below (a unit too large is split: into halves of its buckets, then into shares of its
    * groups), so an export has no group limit; its results are kept in pages of at most pageSize

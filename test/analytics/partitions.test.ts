@@ -10,7 +10,10 @@ import {
 import { Aggregation } from '../../src/analytics/query/aggregate';
 import { prepareQuery } from '../../src/analytics/query/prepare';
 import { aggregateQuerySchema } from '../../src/analytics/query/query.schema';
+import { mapAtMost } from '../../src/analytics/partitions/fan-out';
 import { readInto } from '../../src/analytics/query/query.store';
+import { answerJson } from '../../src/analytics/query/results-json';
+import { DEFAULT_SERVICE_LEVEL } from '../../src/analytics/settings/service-level.settings';
 import { simulateConversations } from '../../scripts/simulator';
 import { expectError, send } from '../helpers';
 import {
@@ -280,6 +283,80 @@ describe('queries crossing all three partitions agree with one database holding 
     await expect(readInto(live, { ...read, maxRawConversations: records.length - 1 }, new Aggregation(spec))).rejects.toThrow(
       /more than 1,499 conversations/,
     );
+  });
+
+  it('a failed partition read starts no further one and is what the query throws', async () => {
+    const started: number[] = [];
+    const read = (n: number) => {
+      started.push(n);
+      return n === 2 ? Promise.reject(new Error(`partition ${n} failed`)) : new Promise<number>((r) => setTimeout(() => r(n), 5));
+    };
+    await expect(mapAtMost([1, 2, 3, 4, 5, 6], 2, read)).rejects.toThrow('partition 2 failed');
+    expect(started).toEqual([1, 2]);
+    expect(await mapAtMost([3, 1, 2], 2, async (n) => n * 10)).toEqual([30, 10, 20]);
+  });
+
+  it('reads at most partitionsAtOnce partitions at once, with the same answer', async () => {
+    // Every statement each partition runs, through a D1 that forwards to its real one: a partition is
+    // busy while one of its statements (or batches) is unfinished.
+    let busy = 0;
+    let most = 0;
+    const open = new Map<string, number>();
+    const track = async <T>(name: string, run: () => Promise<T>): Promise<T> => {
+      open.set(name, (open.get(name) ?? 0) + 1);
+      if (open.get(name) === 1) most = Math.max(most, ++busy);
+      try {
+        return await run();
+      } finally {
+        open.set(name, open.get(name)! - 1);
+        if (open.get(name) === 0) busy--;
+      }
+    };
+    const statement = (name: string, s: D1PreparedStatement): D1PreparedStatement =>
+      new Proxy(s, {
+        get(target, key) {
+          if (key === 'bind') return (...values: unknown[]) => statement(name, target.bind(...values));
+          if (key === 'all' || key === 'raw' || key === 'first' || key === 'run')
+            return (...args: unknown[]) => track(name, () => (target[key] as (...a: unknown[]) => Promise<unknown>)(...args));
+          const value = Reflect.get(target, key);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+    const tracked = (p: Partition): Partition => ({
+      ...p,
+      d1: new Proxy(p.d1, {
+        get(target, key) {
+          if (key === 'prepare') return (sql: string) => statement(p.name, target.prepare(sql));
+          if (key === 'batch') return (list: D1PreparedStatement[]) => track(p.name, () => target.batch(list));
+          const value = Reflect.get(target, key);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      }),
+    });
+    const live = readablePartitions(store, Date.now());
+    expect(live.length).toBe(3);
+    const views = [{ target: 'tHandle', name: 'long', function: 'rangeBound', range: { gte: 300_000 } }];
+    const shapes: [string, AggregateQuery][] = [
+      ['rollup', { interval: WHOLE, granularity: 'P1D', groupBy: ['queueId'], metrics: ['nOffered', 'tHandle'] }],
+      ['raw', { interval: WHOLE, granularity: 'P1D', groupBy: ['queueId'], metrics: ['tHandle'], views } as AggregateQuery],
+    ];
+    for (const [path, body] of shapes) {
+      const answers: string[] = [];
+      for (const atOnce of [1, 2, 3]) {
+        const { spec, read } = prepareQuery(aggregateQuerySchema.parse(body));
+        const aggregation = new Aggregation(spec);
+        busy = 0;
+        most = 0;
+        const result = await readInto(live.map(tracked), { ...read, partitionsAtOnce: atOnce }, aggregation);
+        expect(result.source.startsWith(path === 'raw' ? 'raw' : 'rollup:'), result.source).toBe(true);
+        // At most atOnce partitions busy at once, and the bound is reached: each partition reads concurrently.
+        expect(most, `${path} at ${atOnce}`).toBe(atOnce);
+        answers.push(new TextDecoder().decode(await answerJson(aggregation, DEFAULT_SERVICE_LEVEL, (b) => `bucket ${b}`)));
+      }
+      expect(answers[0]!.length).toBeGreaterThan(100);
+      expect(answers[1]).toBe(answers[0]);
+      expect(answers[2]).toBe(answers[0]);
+    }
   });
 
   it('an aggregate job fans out as the query does', async () => {

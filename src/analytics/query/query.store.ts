@@ -5,6 +5,7 @@ import { DATA_SQL, decodeObservations } from '../ingest/observation-codec';
 import type { DimValues } from '../ingest/to-observations';
 import { ANALYTICS_LIMITS } from '../limits';
 import type { Partition } from '../partitions/partitions';
+import { mapAtMost } from '../partitions/fan-out';
 import { CUBE_INCOMPLETE_KEY, needsWholeCube, pickRollup, type Rollup } from '../rollups';
 import { SPAN_CLASS_KEY_PREFIX } from '../span-class';
 import type { Aggregation } from './aggregate';
@@ -101,11 +102,13 @@ export async function readInto(
     return result(only ? [only.name] : []);
   }
   const all = from as readonly Partition[];
+  const atOnce = spec.partitionsAtOnce ?? ANALYTICS_LIMITS.partitionsAtOnce;
   let partitions = all;
   if (picked) {
-    const answered = await Promise.all(
-      all.map(async (p) => ({ p, read: await readRollup(p.d1, spec, picked.rollup, picked.res, aggregation, pacer) })),
-    );
+    const answered = await mapAtMost(all, atOnce, async (p) => ({
+      p,
+      read: await readRollup(p.d1, spec, picked.rollup, picked.res, aggregation, pacer),
+    }));
     const names = answered.filter((a) => a.read === true).map((a) => a.p.name);
     partitions = answered.filter((a) => a.read === CUBE_INCOMPLETE).map((a) => a.p);
     if (partitions.length === 0) return result(names);
@@ -127,16 +130,15 @@ async function rawFromPartitions(
   pacer: Pacer,
   raw: RawRead,
 ): Promise<string[]> {
-  const reached = await Promise.all(
-    partitions.map(async (p) => {
-      const { classes, rowsRead } = await reach(p.d1, spec.plan);
-      raw.rowsRead += rowsRead;
-      return { name: p.name, d1: p.d1, classes };
-    }),
-  );
+  const atOnce = spec.partitionsAtOnce ?? ANALYTICS_LIMITS.partitionsAtOnce;
+  const reached = await mapAtMost(partitions, atOnce, async (p) => {
+    const { classes, rowsRead } = await reach(p.d1, spec.plan);
+    raw.rowsRead += rowsRead;
+    return { name: p.name, d1: p.d1, classes };
+  });
   const scanned = reached.filter((p) => p.classes.length > 0);
   const paged = await checkRawEstimate(scanned, spec, raw);
-  await Promise.all(paged.map((p) => readRaw(p.d1, spec, aggregation, pacer, raw, p.classes)));
+  await mapAtMost(paged, atOnce, (p) => readRaw(p.d1, spec, aggregation, pacer, raw, p.classes));
   return scanned.map((p) => p.name);
 }
 
