@@ -61,6 +61,7 @@ const SHARED_RUNTIME_TESTS = [
   'test/analytics/ingest-rollup-rows.test.ts',
   'test/analytics/ingest-storage.test.ts',
   'test/analytics/ingest.test.ts',
+  'test/analytics/job-units.test.ts',
   'test/analytics/observation-codec.test.ts',
   'test/analytics/property-predicates.test.ts',
   'test/analytics/query-huge-dictionary.test.ts',

@@ -1,10 +1,11 @@
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { METRIC_NAMES } from '../../src/analytics/catalog';
-import { Aggregation } from '../../src/analytics/query/aggregate';
+import { Aggregation, type AggregateSpec } from '../../src/analytics/query/aggregate';
 import { compileFilter } from '../../src/analytics/query/filter';
 import { planBuckets } from '../../src/analytics/query/interval';
 import { readInto } from '../../src/analytics/query/query.store';
+import { QueryTooLarge } from '../../src/analytics/query/too-large';
 import type { ReadSpec } from '../../src/analytics/query/read-spec';
 import { simulateConversations } from '../../scripts/simulator';
 import {
@@ -155,6 +156,38 @@ describe('span classes bound the raw scan', () => {
     );
     expect(read.conversations).toBe(direct.conversations);
     expect(read.conversations).toBeGreaterThan(100);
+  });
+
+  it('a raw read stopped by the answer bound says how far it had read, for a job to split by', async () => {
+    const end = END - 2 * HOUR;
+    const plan = planBuckets({
+      interval: `${new Date(end - 48 * HOUR).toISOString()}/${new Date(end).toISOString()}`,
+      granularity: 'PT1H',
+    });
+    const read = { plan, dimensions: new Set(['mediaType', 'wrapUpCode'] as const), needsValues: true };
+    const spec = (maxCells: number): AggregateSpec => ({
+      metrics: undefined,
+      groupBy: ['wrapUpCode'],
+      filter: compileFilter(undefined),
+      maxGroups: 50_000,
+      maxCells,
+    });
+    const whole = new Aggregation(spec(1_000_000));
+    await readInto(env.DB, read, whole);
+    // Every entry the answer holds: the bound counts these as they are created.
+    const entries = whole.groupsInOrder().reduce((n, g) => n + g.cells.size + g.serviceLevel.size + g.views.size, 0);
+    expect(entries).toBeGreaterThan(500);
+    // A bound far below the answer stops the read early; one just below it stops it late.
+    const early = await readInto(env.DB, read, new Aggregation(spec(50))).catch((err: unknown) => err);
+    expect(early).toBeInstanceOf(QueryTooLarge);
+    await readInto(env.DB, read, new Aggregation(spec(entries)));
+    const late = await readInto(env.DB, read, new Aggregation(spec(entries - 1))).catch((err: unknown) => err);
+    expect(late).toBeInstanceOf(QueryTooLarge);
+    const [p1, p2] = [(early as QueryTooLarge).progress!, (late as QueryTooLarge).progress!];
+    expect(p1).toBeGreaterThan(0);
+    expect(p1).toBeLessThan(0.5);
+    expect(p2).toBeGreaterThan(p1);
+    expect(p2).toBeLessThanOrEqual(1);
   });
 
   it('rows ingested between the estimate and the read are read too, small classes read together included', async () => {

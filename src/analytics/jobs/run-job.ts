@@ -57,7 +57,7 @@ export async function runJob(env: Env, id: string, deadline: number, bounds = un
       groups = await answerUnit(readablePartitions(analyticsStore(env), Date.now()), db, job.query, unit, bounds);
     } catch (err) {
       if (err instanceof QueryTooLarge) {
-        const parts = splitUnit(unit, err.splits, job.query.queryType !== 'groupBy');
+        const parts = splitUnit(unit, err.splits, job.query.queryType !== 'groupBy', err.progress);
         if (!parts) return fail(db, job, err.message);
         await setState(db, id, ['PENDING'], 'PENDING', now, { pending: [...parts, ...rest] });
       } else if (err instanceof DomainError && err.kind !== 'unavailable') {

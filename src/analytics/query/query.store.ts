@@ -11,7 +11,7 @@ import { SPAN_CLASS_KEY_PREFIX } from '../span-class';
 import type { Aggregation } from './aggregate';
 import { alignedTo, bucketIndex, type BucketPlan } from './interval';
 import { Pacer } from './pace';
-import { tooManyRawBytes, tooManyRawConversations } from './too-large';
+import { QueryTooLarge, tooManyRawBytes, tooManyRawConversations } from './too-large';
 import type { ReadSpec } from './read-spec';
 import { rollupQuery } from './rollup-sql';
 
@@ -73,6 +73,7 @@ export async function readInto(
   const pacer = new Pacer(ADDS_PER_PAUSE);
   const raw: RawRead = {
     conversations: 0,
+    added: 0,
     bytes: 0,
     rowsRead: 0,
     max: spec.maxRawConversations ?? ANALYTICS_LIMITS.maxRawConversations,
@@ -97,7 +98,7 @@ export async function readInto(
       await beforeRaw?.();
       // The classes the database records are read by the estimate itself: one round trip for both.
       const [scan] = await checkRawEstimate([{ d1 }], spec, raw);
-      await readRaw(d1, spec, aggregation, pacer, raw, scan!.classes);
+      await withProgress(raw, [scan!], () => readRaw(d1, spec, aggregation, pacer, raw, scan!.classes));
     }
     return result(only ? [only.name] : []);
   }
@@ -138,8 +139,23 @@ async function rawFromPartitions(
   });
   const scanned = reached.filter((p) => p.classes.length > 0);
   const paged = await checkRawEstimate(scanned, spec, raw);
-  await mapAtMost(paged, atOnce, (p) => readRaw(p.d1, spec, aggregation, pacer, raw, p.classes));
+  await withProgress(raw, paged, () => mapAtMost(paged, atOnce, (p) => readRaw(p.d1, spec, aggregation, pacer, raw, p.classes)));
   return scanned.map((p) => p.name);
+}
+
+/**
+ * Runs a raw read; when a bound on the answer stops it, notes on the refusal how far it had read (the
+ * conversations it had added against those the estimate counted), for a job to split by (too-large.ts).
+ */
+async function withProgress(raw: RawRead, scans: readonly { classes: PagedClass[] }[], read: () => Promise<unknown>): Promise<void> {
+  const before = raw.added;
+  try {
+    await read();
+  } catch (err) {
+    const counted = scans.reduce((n, s) => n + s.classes.reduce((m, c) => m + c.rows, 0), 0);
+    if (err instanceof QueryTooLarge && err.splits === 'any' && counted > 0) err.progress = Math.min(1, (raw.added - before) / counted);
+    throw err;
+  }
 }
 
 /**
@@ -158,6 +174,8 @@ interface SpanClass {
 /** The raw path's reading so far, across partitions. */
 interface RawRead {
   conversations: number;
+  /** Conversations whose observations were all added (the ones read are counted a page ahead). */
+  added: number;
   /** Bytes of encoded observations read (the blob's length, not its hex text). */
   bytes: number;
   rowsRead: number;
@@ -430,7 +448,7 @@ async function readRaw(
     );
     for (let i = 0; i < group.length; i++) {
       const { results } = pages[i]!;
-      await addRows(spec, aggregation, pacer, results, names);
+      await addRows(spec, aggregation, pacer, raw, results, names);
       const c = group[i]!;
       if (results.length === c.pageRows) {
         const last = results[results.length - 1]!;
@@ -504,6 +522,7 @@ async function addRows(
   spec: ReadSpec,
   aggregation: Aggregation,
   pacer: Pacer,
+  raw: RawRead,
   rows: readonly RawRow[],
   names: Map<number, string>,
 ): Promise<void> {
@@ -515,6 +534,7 @@ async function addRows(
       if (obs.emit < start || obs.emit >= end || (wanted && !wanted.has(obs.metric))) continue;
       aggregation.add(bucketIndex(spec.plan, obs.emit), obs.metric, obs.dims, 1, obs.value, obs.value, obs.value, obs.value);
     }
+    raw.added++;
     const pause = pacer.step(observations.length);
     if (pause) await pause;
   }
@@ -546,7 +566,7 @@ async function readRawClass(
       results.map((row) => row.data),
       names,
     );
-    await addRows(spec, aggregation, pacer, results, names);
+    await addRows(spec, aggregation, pacer, read, results, names);
     if (results.length < c.pageRows) return;
     const last = results[results.length - 1]!;
     after = [last.first_emit, last.rowid];

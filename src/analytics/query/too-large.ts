@@ -16,6 +16,13 @@ const BY_JOB =
  * interval reads fewer conversations and holds fewer cells); `any` — fewer buckets or fewer groups.
  */
 export class QueryTooLarge extends DomainError {
+  /**
+   * How much of its raw rows the read had added when a bound on its answer (entries, groups) stopped
+   * it, 0–1, when known: a job splits such a part into about 1/progress parts at once rather than in
+   * halves, each of which would read its rows again only to be split once more.
+   */
+  progress?: number;
+
   constructor(
     kind: DomainErrorKind,
     message: string,

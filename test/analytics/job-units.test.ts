@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { type JobUnit, splitUnit } from '../../src/analytics/jobs/job-units';
+
+/** The buckets each unit covers, in order: the parts of a split must tile their unit exactly. */
+const covered = (units: JobUnit[]) => units.flatMap((u) => Array.from({ length: u.to - u.from }, (_, i) => u.from + i));
+
+describe('splitting a job unit that passed a bound', () => {
+  const unit: JobUnit = { from: 10, to: 110, shares: 1, share: 0 };
+
+  it('halves its buckets when the read says nothing of how far it got', () => {
+    expect(splitUnit(unit, 'any', false)).toEqual([
+      { from: 10, to: 60, shares: 1, share: 0 },
+      { from: 60, to: 110, shares: 1, share: 0 },
+    ]);
+  });
+
+  it('cuts it into about twice 1/progress parts at once, which tile its buckets', () => {
+    // Stopped a tenth of the way through: the whole would be ~10 times the bound; 20 parts of 5 buckets.
+    const parts = splitUnit(unit, 'any', false, 0.1)!;
+    expect(parts).toHaveLength(20);
+    expect(covered(parts)).toEqual(covered([unit]));
+    for (const p of parts) expect(p.to - p.from).toBe(5);
+    // Uneven: 7 parts of 100 buckets differ by at most one bucket.
+    const seven = splitUnit(unit, 'any', false, 2 / 7)!;
+    expect(seven).toHaveLength(7);
+    expect(covered(seven)).toEqual(covered([unit]));
+    const sizes = seven.map((p) => p.to - p.from);
+    expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThanOrEqual(1);
+  });
+
+  it('never into fewer than two parts nor more parts than buckets', () => {
+    expect(splitUnit(unit, 'any', false, 1)).toHaveLength(2);
+    expect(splitUnit({ ...unit, to: 13 }, 'any', false, 0.001)).toHaveLength(3);
+  });
+
+  it('splits a single bucket by groups when that helps, and a ranked query never', () => {
+    const one = { ...unit, to: 11 };
+    expect(splitUnit(one, 'any', false, 0.1)).toEqual([
+      { from: 10, to: 11, shares: 2, share: 0 },
+      { from: 10, to: 11, shares: 2, share: 1 },
+    ]);
+    expect(splitUnit(one, 'time', false, 0.1)).toBeUndefined();
+    expect(splitUnit(unit, 'any', true, 0.1)).toBeUndefined();
+  });
+});
