@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type JobUnit, splitUnit } from '../../src/analytics/jobs/job-units';
+import { type JobUnit, pageRanges, splitUnit } from '../../src/analytics/jobs/job-units';
 
 /** The buckets each unit covers, in order: the parts of a split must tile their unit exactly. */
 const covered = (units: JobUnit[]) => units.flatMap((u) => Array.from({ length: u.to - u.from }, (_, i) => u.from + i));
@@ -41,5 +41,34 @@ describe('splitting a job unit that passed a bound', () => {
     ]);
     expect(splitUnit(one, 'time', false, 0.1)).toBeUndefined();
     expect(splitUnit(unit, 'any', true, 0.1)).toBeUndefined();
+  });
+});
+
+describe("cutting a unit's entries into result pages", () => {
+  it('at most pageSize entries a page, consecutive, every entry once', () => {
+    expect(pageRanges([10, 10, 10, 10, 10], 2, 1_000)).toEqual([
+      [0, 2],
+      [2, 4],
+      [4, 5],
+    ]);
+    expect(pageRanges([], 2, 1_000)).toEqual([]);
+  });
+
+  it('within maxBytes as a JSON array (brackets and commas counted); a larger entry alone', () => {
+    // [e,e] of 5-byte entries is 2 + 5 + 1 + 5 + 1 = 14 bytes as counted: fits 14, not 13.
+    expect(pageRanges([5, 5, 5], 100, 14)).toEqual([
+      [0, 2],
+      [2, 3],
+    ]);
+    expect(pageRanges([5, 5, 5], 100, 13)).toEqual([
+      [0, 1],
+      [1, 2],
+      [2, 3],
+    ]);
+    expect(pageRanges([3, 50, 3], 100, 20)).toEqual([
+      [0, 1],
+      [1, 2],
+      [2, 3],
+    ]);
   });
 });

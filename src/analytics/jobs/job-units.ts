@@ -51,34 +51,23 @@ export function splitUnit(unit: JobUnit, splits: 'time' | 'any', ranked: boolean
 }
 
 /**
- * The results of one unit (a JSON array of `{group, data}` texts) cut into pages of at most
- * `pageSize` groups and about `maxBytes` bytes each (a single larger group is a page of its own).
- * Each page is the JSON text of an array.
+ * The results of one unit, its `{group, data}` entries of `sizes` bytes each (consecutive in the
+ * answer, a comma between), cut into pages of at most `pageSize` entries and about `maxBytes` bytes
+ * each as a JSON array (a single larger entry is a page of its own): each page's [first, end) entries.
  */
-export function pagesOf(groups: readonly string[], pageSize: number, maxBytes: number): string[] {
-  const pages: string[] = [];
-  let page: string[] = [];
+export function pageRanges(sizes: readonly number[], pageSize: number, maxBytes: number): [number, number][] {
+  const pages: [number, number][] = [];
+  let first = 0;
   let bytes = 2;
-  for (const group of groups) {
-    const size = utf8Bytes(group);
-    if (page.length > 0 && (page.length >= pageSize || bytes + size + 1 > maxBytes)) {
-      pages.push(`[${page.join(',')}]`);
-      page = [];
+  for (let i = 0; i < sizes.length; i++) {
+    const size = sizes[i]!;
+    if (i > first && (i - first >= pageSize || bytes + size + 1 > maxBytes)) {
+      pages.push([first, i]);
+      first = i;
       bytes = 2;
     }
-    page.push(group);
     bytes += size + 1;
   }
-  if (page.length > 0) pages.push(`[${page.join(',')}]`);
+  if (sizes.length > first) pages.push([first, sizes.length]);
   return pages;
-}
-
-/** UTF-8 length of a JSON text (D1 bounds a stored string in bytes). */
-function utf8Bytes(text: string): number {
-  let n = text.length;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0x80) n += c < 0x800 || (c >= 0xd800 && c <= 0xdfff) ? 1 : 2;
-  }
-  return n;
 }

@@ -10,7 +10,7 @@ import { readInto } from '../query/query.store';
 import { answerJson } from '../query/results-json';
 import { QueryTooLarge } from '../query/too-large';
 import { DEFAULT_SERVICE_LEVEL, getServiceLevelSettings } from '../settings/service-level.settings';
-import { type JobUnit, pagesOf, splitUnit } from './job-units';
+import { type JobUnit, pageRanges, splitUnit } from './job-units';
 import { getJob, type Job, recordUnit, setState } from './jobs.store';
 
 /** Bounds of one unit; `cells` may be lowered by the AGGREGATE_JOB_UNIT_CELLS variable (docs/limits.md). */
@@ -28,7 +28,6 @@ export function unitBounds(env: Env): UnitBounds {
   return { cells, bytes: ANALYTICS_LIMITS.jobUnitBytes };
 }
 
-const RESULTS_PREFIX = '{"results":'.length;
 /** Failures of one unit (storage, not the query) before the job fails. */
 const MAX_ATTEMPTS = 3;
 
@@ -52,9 +51,9 @@ export async function runJob(env: Env, id: string, deadline: number, bounds = un
       await setState(db, id, ['PENDING'], 'FULFILLED', now);
       return false;
     }
-    let groups: string[];
+    let pages: string[];
     try {
-      groups = await answerUnit(readablePartitions(analyticsStore(env), Date.now()), db, job.query, unit, bounds);
+      pages = await answerUnit(readablePartitions(analyticsStore(env), Date.now()), db, job.query, unit, bounds);
     } catch (err) {
       if (err instanceof QueryTooLarge) {
         const parts = splitUnit(unit, err.splits, job.query.queryType !== 'groupBy', err.progress);
@@ -72,7 +71,6 @@ export async function runJob(env: Env, id: string, deadline: number, bounds = un
       if (Date.now() >= deadline) return true;
       continue;
     }
-    const pages = pagesOf(groups, job.query.pageSize, ANALYTICS_LIMITS.jobPageBytes);
     const bytes = pages.reduce((n, p) => n + p.length, 0);
     if (job.resultBytes + bytes > ANALYTICS_LIMITS.jobResultBytes) {
       return fail(
@@ -91,7 +89,7 @@ async function fail(db: Db, job: Job, message: string): Promise<false> {
   return false;
 }
 
-/** One unit's `{group, data}` entries as JSON texts, in answer order. */
+/** One unit's `{group, data}` entries in answer order, as the JSON texts of its result pages. */
 async function answerUnit(partitions: Partition[], db: Db, query: AggregateJobQuery, unit: JobUnit, bounds: UnitBounds): Promise<string[]> {
   const whole = planBuckets({ interval: query.interval, granularity: query.granularity, timeZone: query.timeZone });
   const interval = formatInterval(whole.boundaries[unit.from]!, whole.boundaries[unit.to]!);
@@ -107,9 +105,14 @@ async function answerUnit(partitions: Partition[], db: Db, query: AggregateJobQu
   const aggregation = new Aggregation(spec);
   await readInto(partitions, read, aggregation);
   const settings = needsSettings ? await getServiceLevelSettings(db) : DEFAULT_SERVICE_LEVEL;
-  const bytes = await answerJson(aggregation, settings, (b) => formatInterval(plan.boundaries[b]!, plan.boundaries[b + 1]!), bounds.bytes);
-  // `{"results":[…]}` → each entry's text again: parsed once (a unit is at most a few MB), so pages cut between entries.
-  const text = new TextDecoder().decode(bytes);
-  const entries = JSON.parse(text.slice(RESULTS_PREFIX, -1)) as unknown[];
-  return entries.map((e) => JSON.stringify(e));
+  // Each entry's place in the answer's bytes: pages are cut there and decoded once each, never parsed
+  // again (parsing a unit's answer into objects to write it out again was most of a job's garbage).
+  const spans: number[] = [];
+  const intervalOf = (b: number) => formatInterval(plan.boundaries[b]!, plan.boundaries[b + 1]!);
+  const bytes = await answerJson(aggregation, settings, intervalOf, bounds.bytes, spans);
+  const sizes = Array.from({ length: spans.length / 2 }, (_, i) => spans[2 * i + 1]! - spans[2 * i]!);
+  const decoder = new TextDecoder();
+  return pageRanges(sizes, query.pageSize, ANALYTICS_LIMITS.jobPageBytes).map(
+    ([first, end]) => `[${decoder.decode(bytes.subarray(spans[2 * first], spans[2 * end - 1]))}]`,
+  );
 }

@@ -50,13 +50,16 @@ const ENTRIES_PER_PAUSE = 1_000;
  * the aggregation's order (at most its limit of them), each with `data` per bucket in time order
  * (`interval` from `intervalOf`), metrics in answer order, views in request order. A group or bucket
  * with nothing to show is left out. Longer than `maxBytes`: throws 413 as soon as the text passes it.
- * Pauses now and then so that other requests in the isolate are served meanwhile.
+ * Pauses now and then so that other requests in the isolate are served meanwhile. `spans`, when given,
+ * gets each written `{group, data}` entry's start and end in the bytes (an aggregate job cuts its pages
+ * there instead of parsing the answer again).
  */
 export async function answerJson(
   aggregation: Aggregation,
   serviceLevel: ServiceLevelSettings,
   intervalOf: (bucket: number) => string,
   maxBytes = Number.POSITIVE_INFINITY,
+  spans?: number[],
 ): Promise<Uint8Array<ArrayBuffer>> {
   const groups = aggregation.groupsInOrder();
   const out = new JsonBytes(sizeHint(groups), maxBytes, () => answerTooLarge(maxBytes));
@@ -76,6 +79,7 @@ export async function answerJson(
     if (await writeGroupData(out, aggregation, state, serviceLevel, interval, pacer)) {
       out.char(CLOSE_BRACKET);
       out.char(CLOSE_BRACE);
+      spans?.push(written > 0 ? start + 1 : start, out.length);
       written++;
     } else out.rewind(start);
     if (limit !== undefined && written >= limit) break;
