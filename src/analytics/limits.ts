@@ -58,9 +58,11 @@ export const ANALYTICS_LIMITS = {
   rawQueriesAtOnce: 1,
   rawQueriesWaiting: 4,
   /**
-   * Partitions (D1 databases) one query reads at once: each holds a rollup result or a raw page until it
-   * is added, so this many results and pages bound a fan-out's memory however many partitions its
-   * interval touches (a query over 732 days of two-week periods touches ~50). The others wait their turn.
+   * Partitions (D1 databases) whose raw rows one query reads at once: each holds its current page (up to
+   * rawPageBytes, twice that as hex while decoded) until it is added, so this many pages bound a raw
+   * fan-out's memory however many partitions its interval reaches (a query over 732 days of two-week
+   * periods: ~50). The others wait their turn. Rollup reads and the small statements before a raw read
+   * go to every partition at once: one round trip.
    */
   partitionsAtOnce: 4,
   /**

@@ -103,13 +103,12 @@ export async function readInto(
     return result(only ? [only.name] : []);
   }
   const all = from as readonly Partition[];
-  const atOnce = spec.partitionsAtOnce ?? ANALYTICS_LIMITS.partitionsAtOnce;
   let partitions = all;
   if (picked) {
-    const answered = await mapAtMost(all, atOnce, async (p) => ({
-      p,
-      read: await readRollup(p.d1, spec, picked.rollup, picked.res, aggregation, pacer),
-    }));
+    // All at once: one round trip, whatever the number of partitions (raw pages below are what takes turns).
+    const answered = await Promise.all(
+      all.map(async (p) => ({ p, read: await readRollup(p.d1, spec, picked.rollup, picked.res, aggregation, pacer) })),
+    );
     const names = answered.filter((a) => a.read === true).map((a) => a.p.name);
     partitions = answered.filter((a) => a.read === CUBE_INCOMPLETE).map((a) => a.p);
     if (partitions.length === 0) return result(names);
@@ -131,14 +130,18 @@ async function rawFromPartitions(
   pacer: Pacer,
   raw: RawRead,
 ): Promise<string[]> {
-  const atOnce = spec.partitionsAtOnce ?? ANALYTICS_LIMITS.partitionsAtOnce;
-  const reached = await mapAtMost(partitions, atOnce, async (p) => {
-    const { classes, rowsRead } = await reach(p.d1, spec.plan);
-    raw.rowsRead += rowsRead;
-    return { name: p.name, d1: p.d1, classes };
-  });
+  const reached = await Promise.all(
+    partitions.map(async (p) => {
+      const { classes, rowsRead } = await reach(p.d1, spec.plan);
+      raw.rowsRead += rowsRead;
+      return { name: p.name, d1: p.d1, classes };
+    }),
+  );
   const scanned = reached.filter((p) => p.classes.length > 0);
   const paged = await checkRawEstimate(scanned, spec, raw);
+  // Each partition's read holds its current page (up to rawPageBytes, twice that as hex while decoded):
+  // a few partitions at a time, however many the interval reaches.
+  const atOnce = spec.partitionsAtOnce ?? ANALYTICS_LIMITS.partitionsAtOnce;
   await withProgress(raw, paged, () => mapAtMost(paged, atOnce, (p) => readRaw(p.d1, spec, aggregation, pacer, raw, p.classes)));
   return scanned.map((p) => p.name);
 }

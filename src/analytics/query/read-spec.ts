@@ -21,6 +21,6 @@ export interface ReadSpec {
   maxRawBytes?: number;
   /** Most encoded bytes in one raw page (a row larger comes alone). Default: ANALYTICS_LIMITS.rawPageBytes. */
   rawPageBytes?: number;
-  /** Most partitions read at once. Default: ANALYTICS_LIMITS.partitionsAtOnce. */
+  /** Most partitions whose raw rows are read at once. Default: ANALYTICS_LIMITS.partitionsAtOnce. */
   partitionsAtOnce?: number;
 }
