@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type JobUnit, pageRanges, splitUnit } from '../../src/analytics/jobs/job-units';
+import { fitToDensity, type JobUnit, pageRanges, splitUnit } from '../../src/analytics/jobs/job-units';
 
 /** The buckets each unit covers, in order: the parts of a split must tile their unit exactly. */
 const covered = (units: JobUnit[]) => units.flatMap((u) => Array.from({ length: u.to - u.from }, (_, i) => u.from + i));
@@ -70,5 +70,33 @@ describe("cutting a unit's entries into result pages", () => {
       [1, 2],
       [2, 3],
     ]);
+  });
+});
+
+describe('re-cutting the units left to the density of one answered', () => {
+  it('cuts each later run that would pass 80 % of the bound into equal runs that would not, in order', () => {
+    // 10 buckets answered with 400 entries: 40 a bucket; 80 % of a bound of 1,000 is 800: at most 20 buckets.
+    const pending: JobUnit[] = [
+      { from: 10, to: 30, shares: 1, share: 0 },
+      { from: 30, to: 80, shares: 1, share: 0 },
+      { from: 80, to: 81, shares: 2, share: 1 },
+    ];
+    const cut = fitToDensity(pending, 400, 10, 1_000);
+    expect(cut).toEqual([
+      { from: 10, to: 30, shares: 1, share: 0 },
+      { from: 30, to: 46, shares: 1, share: 0 },
+      { from: 46, to: 63, shares: 1, share: 0 },
+      { from: 63, to: 80, shares: 1, share: 0 },
+      { from: 80, to: 81, shares: 2, share: 1 },
+    ]);
+    for (const u of cut) expect((u.to - u.from) * 40).toBeLessThanOrEqual(800);
+  });
+
+  it('leaves them as they are when the answered unit says nothing (no entries) or they already fit', () => {
+    const pending: JobUnit[] = [{ from: 0, to: 50, shares: 1, share: 0 }];
+    expect(fitToDensity(pending, 0, 10, 1_000)).toEqual(pending);
+    expect(fitToDensity(pending, 10, 10, 1_000)).toEqual(pending);
+    // Denser than the bound in one bucket: runs of one bucket (then split by groups if still too large).
+    expect(fitToDensity([{ from: 0, to: 3, shares: 1, share: 0 }], 5_000, 1, 1_000)).toHaveLength(3);
   });
 });

@@ -51,6 +51,28 @@ export function splitUnit(unit: JobUnit, splits: 'time' | 'any', ranked: boolean
 }
 
 /**
+ * The units still to answer, re-cut after a unit of `buckets` buckets was answered with `entries`
+ * stats entries: each later run of buckets that, at that density, would pass `fill` of the bound is
+ * cut into equal runs that would not. A raw-path export's neighbouring units are alike, so this spares
+ * most of the reads that a unit too large makes only to be split (bench w8). A unit already split by
+ * groups, or a single bucket, is left as it is; one cut too small costs only its own round trips.
+ */
+export function fitToDensity(pending: readonly JobUnit[], entries: number, buckets: number, bound: number, fill = 0.8): JobUnit[] {
+  if (entries <= 0 || buckets <= 0) return [...pending];
+  const most = Math.max(1, Math.floor((fill * bound * buckets) / entries));
+  return pending.flatMap((unit) => {
+    const length = unit.to - unit.from;
+    if (unit.shares > 1 || length <= most) return [unit];
+    const parts = Math.ceil(length / most);
+    return Array.from({ length: parts }, (_, i) => ({
+      ...unit,
+      from: unit.from + Math.floor((i * length) / parts),
+      to: unit.from + Math.floor(((i + 1) * length) / parts),
+    }));
+  });
+}
+
+/**
  * The results of one unit, its `{group, data}` entries of `sizes` bytes each (consecutive in the
  * answer, a comma between), cut into pages of at most `pageSize` entries and about `maxBytes` bytes
  * each as a JSON array (a single larger entry is a page of its own): each page's [first, end) entries.

@@ -10,7 +10,7 @@ import { readInto } from '../query/query.store';
 import { answerJson } from '../query/results-json';
 import { QueryTooLarge } from '../query/too-large';
 import { DEFAULT_SERVICE_LEVEL, getServiceLevelSettings } from '../settings/service-level.settings';
-import { type JobUnit, pageRanges, splitUnit } from './job-units';
+import { fitToDensity, type JobUnit, pageRanges, splitUnit } from './job-units';
 import { getJob, type Job, recordUnit, setState } from './jobs.store';
 
 /** Bounds of one unit; `cells` may be lowered by the AGGREGATE_JOB_UNIT_CELLS variable (docs/limits.md). */
@@ -52,8 +52,9 @@ export async function runJob(env: Env, id: string, deadline: number, bounds = un
       return false;
     }
     let pages: string[];
+    let entries: number;
     try {
-      pages = await answerUnit(readablePartitions(analyticsStore(env), Date.now()), db, job.query, unit, bounds);
+      ({ pages, entries } = await answerUnit(readablePartitions(analyticsStore(env), Date.now()), db, job.query, unit, bounds));
     } catch (err) {
       if (err instanceof QueryTooLarge) {
         const parts = splitUnit(unit, err.splits, job.query.queryType !== 'groupBy', err.progress);
@@ -79,7 +80,9 @@ export async function runJob(env: Env, id: string, deadline: number, bounds = un
         `The results would be larger than ${ANALYTICS_LIMITS.jobResultBytes.toLocaleString('en-US')} bytes; narrow the query (a shorter interval, fewer groupBy dimensions or metrics, or a filter).`,
       );
     }
-    if (!(await recordUnit(db, job, pages, rest, Date.now()))) return false;
+    // The units after it, cut to the density this one had (a raw-path export: fewer units read only to be split).
+    const next = unit.shares === 1 ? fitToDensity(rest, entries, unit.to - unit.from, bounds.cells) : rest;
+    if (!(await recordUnit(db, job, pages, next, Date.now()))) return false;
     if (Date.now() >= deadline) return true;
   }
 }
@@ -89,8 +92,14 @@ async function fail(db: Db, job: Job, message: string): Promise<false> {
   return false;
 }
 
-/** One unit's `{group, data}` entries in answer order, as the JSON texts of its result pages. */
-async function answerUnit(partitions: Partition[], db: Db, query: AggregateJobQuery, unit: JobUnit, bounds: UnitBounds): Promise<string[]> {
+/** One unit's `{group, data}` entries in answer order, as the JSON texts of its result pages, and its stats entries. */
+async function answerUnit(
+  partitions: Partition[],
+  db: Db,
+  query: AggregateJobQuery,
+  unit: JobUnit,
+  bounds: UnitBounds,
+): Promise<{ pages: string[]; entries: number }> {
   const whole = planBuckets({ interval: query.interval, granularity: query.granularity, timeZone: query.timeZone });
   const interval = formatInterval(whole.boundaries[unit.from]!, whole.boundaries[unit.to]!);
   const { plan, spec, read, needsSettings } = prepareQuery(
@@ -112,7 +121,8 @@ async function answerUnit(partitions: Partition[], db: Db, query: AggregateJobQu
   const bytes = await answerJson(aggregation, settings, intervalOf, bounds.bytes, spans);
   const sizes = Array.from({ length: spans.length / 2 }, (_, i) => spans[2 * i + 1]! - spans[2 * i]!);
   const decoder = new TextDecoder();
-  return pageRanges(sizes, query.pageSize, ANALYTICS_LIMITS.jobPageBytes).map(
+  const pages = pageRanges(sizes, query.pageSize, ANALYTICS_LIMITS.jobPageBytes).map(
     ([first, end]) => `[${decoder.decode(bytes.subarray(spans[2 * first], spans[2 * end - 1]))}]`,
   );
+  return { pages, entries: aggregation.entries };
 }

@@ -226,6 +226,11 @@ export class Aggregation {
   /** Stats entries created so far (spec.maxCells bounds them). */
   private cells = 0;
 
+  /** Stats entries created so far (what maxCells bounds). */
+  get entries(): number {
+    return this.cells;
+  }
+
   constructor(private readonly spec: AggregateSpec) {
     const extra = new Set([...(spec.views ?? []).map((v) => v.target), ...(spec.rank ? [spec.rank.metric] : [])]);
     this.accumulated = METRICS.map((_, i) => spec.metrics === undefined || spec.metrics.includes(i) || extra.has(i));
