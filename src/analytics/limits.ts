@@ -67,7 +67,7 @@ export const ANALYTICS_LIMITS = {
   partitionsAtOnce: 4,
   /**
    * Asynchronous aggregate jobs (analytics/jobs). A job answers its query in units, each within the
-   * bounds below (a unit too large is split: into halves of its buckets, then into shares of its
+   * bounds below (a unit too large is split: into runs of its buckets, then into shares of its
    * groups), so an export has no group limit; its results are kept in pages of at most pageSize
    * groups (default below) and jobPageBytes bytes, and all of them together at most jobResultBytes.
    */

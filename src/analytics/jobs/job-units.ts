@@ -36,12 +36,7 @@ export function splitUnit(unit: JobUnit, splits: 'time' | 'any', ranked: boolean
   if (ranked) return undefined;
   const buckets = unit.to - unit.from;
   if (buckets > 1) {
-    const parts = progress !== undefined && progress > 0 ? Math.min(buckets, Math.max(2, Math.ceil(MARGIN / progress))) : 2;
-    return Array.from({ length: parts }, (_, i) => ({
-      ...unit,
-      from: unit.from + Math.floor((i * buckets) / parts),
-      to: unit.from + Math.floor(((i + 1) * buckets) / parts),
-    }));
+    return cut(unit, progress !== undefined && progress > 0 ? Math.min(buckets, Math.max(2, Math.ceil(MARGIN / progress))) : 2);
   }
   if (splits === 'time' || unit.shares * 2 > ANALYTICS_LIMITS.maxJobGroupShares) return undefined;
   return [
@@ -62,14 +57,18 @@ export function fitToDensity(pending: readonly JobUnit[], entries: number, bucke
   const most = Math.max(1, Math.floor((fill * bound * buckets) / entries));
   return pending.flatMap((unit) => {
     const length = unit.to - unit.from;
-    if (unit.shares > 1 || length <= most) return [unit];
-    const parts = Math.ceil(length / most);
-    return Array.from({ length: parts }, (_, i) => ({
-      ...unit,
-      from: unit.from + Math.floor((i * length) / parts),
-      to: unit.from + Math.floor(((i + 1) * length) / parts),
-    }));
+    return unit.shares > 1 || length <= most ? [unit] : cut(unit, Math.ceil(length / most));
   });
+}
+
+/** `unit`'s buckets in `parts` consecutive runs, their lengths differing by at most one. */
+function cut(unit: JobUnit, parts: number): JobUnit[] {
+  const length = unit.to - unit.from;
+  return Array.from({ length: parts }, (_, i) => ({
+    ...unit,
+    from: unit.from + Math.floor((i * length) / parts),
+    to: unit.from + Math.floor(((i + 1) * length) / parts),
+  }));
 }
 
 /**
