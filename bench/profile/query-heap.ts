@@ -147,6 +147,12 @@ export function worstShapes(spec: SimSpec): HeapCase[] {
       job: true,
     },
     {
+      id: 'w10',
+      title: `aggregate job of the widest rollup read: w6 (${widest} days, P1D, groupBy queueId userId, every metric) as a job`,
+      body: { interval: `${iso(end - widest * DAY)}/${iso(end)}`, granularity: 'P1D', groupBy: ['queueId', 'userId'] },
+      job: true,
+    },
+    {
       id: 'w9',
       title: `dimension cube, widest read: ${widest} days, PT1H, groupBy requestedRoutingSkillId (its whole lists), every metric`,
       body: { interval: `${iso(end - widest * DAY)}/${iso(end)}`, granularity: 'PT1H', groupBy: ['requestedRoutingSkillId'] },

@@ -190,6 +190,35 @@ describe('span classes bound the raw scan', () => {
     expect(p2).toBeLessThanOrEqual(1);
   });
 
+  it('a rollup read stopped by the answer bound says how far it had read too', async () => {
+    const end = END - 2 * HOUR;
+    const plan = planBuckets({
+      interval: `${new Date(end - 48 * HOUR).toISOString()}/${new Date(end).toISOString()}`,
+      granularity: 'PT1H',
+    });
+    const read = { plan, dimensions: new Set(['mediaType', 'queueId'] as const), needsValues: false };
+    const spec = (maxCells: number): AggregateSpec => ({
+      metrics: undefined,
+      groupBy: ['queueId'],
+      filter: compileFilter(undefined),
+      maxGroups: 50_000,
+      maxCells,
+    });
+    const whole = new Aggregation(spec(1_000_000));
+    expect((await readInto(env.DB, read, whole)).source).toMatch(/^rollup:/);
+    const entries = whole.groupsInOrder().reduce((n, g) => n + g.cells.size + g.serviceLevel.size + g.views.size, 0);
+    expect(entries).toBeGreaterThan(500);
+    const early = await readInto(env.DB, read, new Aggregation(spec(50))).catch((err: unknown) => err);
+    const late = await readInto(env.DB, read, new Aggregation(spec(entries - 1))).catch((err: unknown) => err);
+    expect(early).toBeInstanceOf(QueryTooLarge);
+    expect(late).toBeInstanceOf(QueryTooLarge);
+    const [p1, p2] = [(early as QueryTooLarge).progress!, (late as QueryTooLarge).progress!];
+    expect(p1).toBeGreaterThan(0);
+    expect(p1).toBeLessThan(0.5);
+    expect(p2).toBeGreaterThan(p1);
+    expect(p2).toBeLessThanOrEqual(1);
+  });
+
   it('rows ingested between the estimate and the read are read too, small classes read together included', async () => {
     const end = END - 2 * HOUR;
     const start = end - 24 * HOUR;

@@ -80,6 +80,7 @@ export async function readInto(
     maxBytes: spec.maxRawBytes ?? ANALYTICS_LIMITS.maxRawBytes,
     pageBytes: spec.rawPageBytes ?? ANALYTICS_LIMITS.rawPageBytes,
   };
+  const rollupRead: RollupRead = { fetched: 0, added: 0 };
   let source = picked ? `rollup:${picked.rollup.table}@${picked.res}` : 'raw';
   const result = (partitions: string[]) => ({
     source,
@@ -92,7 +93,8 @@ export async function readInto(
   if (!Array.isArray(from) || from.length === 1) {
     const only = Array.isArray(from) ? from[0]! : undefined;
     const d1 = only ? only.d1 : (from as D1Database);
-    const rolled = picked && (await readRollup(d1, spec, picked.rollup, picked.res, aggregation, pacer));
+    const rolled =
+      picked && (await rollupProgress(rollupRead, () => readRollup(d1, spec, picked.rollup, picked.res, aggregation, pacer, rollupRead)));
     if (!picked || rolled === CUBE_INCOMPLETE) {
       if (picked) source = 'raw (the dimension cube lacks earlier conversations)';
       await beforeRaw?.();
@@ -106,8 +108,10 @@ export async function readInto(
   let partitions = all;
   if (picked) {
     // All at once: one round trip, whatever the number of partitions (raw pages below are what takes turns).
-    const answered = await Promise.all(
-      all.map(async (p) => ({ p, read: await readRollup(p.d1, spec, picked.rollup, picked.res, aggregation, pacer) })),
+    const answered = await rollupProgress(rollupRead, () =>
+      Promise.all(
+        all.map(async (p) => ({ p, read: await readRollup(p.d1, spec, picked.rollup, picked.res, aggregation, pacer, rollupRead) })),
+      ),
     );
     const names = answered.filter((a) => a.read === true).map((a) => a.p.name);
     partitions = answered.filter((a) => a.read === CUBE_INCOMPLETE).map((a) => a.p);
@@ -157,6 +161,33 @@ async function withProgress(raw: RawRead, scans: readonly { classes: PagedClass[
   } catch (err) {
     const counted = scans.reduce((n, s) => n + s.classes.reduce((m, c) => m + c.rows, 0), 0);
     if (err instanceof QueryTooLarge && err.splits === 'any' && counted > 0) err.progress = Math.min(1, (raw.added - before) / counted);
+    throw err;
+  }
+}
+
+/**
+ * A rollup read's progress across partitions, in characters of cells: those D1 returned so far, and
+ * those added into the Aggregation (an unpacked fallback row counts as UNPACKED_ROW_CHARS).
+ */
+interface RollupRead {
+  fetched: number;
+  added: number;
+}
+
+/** About the characters of one packed cell: what an unpacked fallback row stands for in RollupRead. */
+const UNPACKED_ROW_CHARS = 40;
+
+/**
+ * Runs rollup reads; when a bound on the answer stops them, notes on the refusal the share of the cells
+ * returned that had been added, as withProgress does for raw rows: a job then cuts a rollup-path unit
+ * into about 2/progress runs at once instead of halves. Cells of a partition not yet answered are not
+ * counted, so the share errs high, toward fewer, larger parts.
+ */
+async function rollupProgress<T>(read: RollupRead, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof QueryTooLarge && err.splits === 'any' && read.fetched > 0) err.progress = Math.min(1, read.added / read.fetched);
     throw err;
   }
 }
@@ -313,6 +344,7 @@ async function readRollup(
   res: number,
   aggregation: Aggregation,
   pacer: Pacer,
+  progress: RollupRead,
 ): Promise<boolean | typeof CUBE_INCOMPLETE> {
   const { sql, unpackedSql, params, dims, fixed, bucketsInSql, packedMetrics } = rollupQuery(spec, rollup, res);
   // One array for every cell: Aggregation.add copies what it keeps.
@@ -333,6 +365,7 @@ async function readRollup(
       .prepare(unpackedSql)
       .bind(...params)
       .raw<(number | string | null)[]>();
+    progress.fetched += unpacked.length * UNPACKED_ROW_CHARS;
     for (const row of unpacked) {
       const bucket = bucketsInSql ? (row[0] as number) : bucketIndex(spec.plan, row[0] as number);
       if (bucket < 0) continue;
@@ -352,6 +385,7 @@ async function readRollup(
         cnt === 1 ? sum : (row[4 + k] as number),
         cnt === 1 ? sum : (row[5 + k] as number),
       );
+      progress.added += UNPACKED_ROW_CHARS;
       const pause = pacer.step();
       if (pause) await pause;
     }
@@ -360,6 +394,7 @@ async function readRollup(
   const at = rows.findIndex((row) => row[0] === -1);
   if (needsWholeCube(rollup, res) && rows[at]![2] > 0) return CUBE_INCOMPLETE;
   const dictionary = JSON.parse(rows[at]![1]) as Record<number, string | string[]>;
+  for (let r = 0; r < rows.length; r++) if (r !== at) progress.fetched += rows[r]![1].length;
   const metrics = packedMetrics.map((m) => m.metric);
   const cellStride = 1 + k + 4;
   for (let r = 0; r < rows.length; r++) {
@@ -402,6 +437,7 @@ async function readRollup(
         );
       }
     }
+    progress.added += rows[r]![1].length;
     // A row holds one slot's cells (up to thousands): pause between rows, never inside one.
     const pause = pacer.step(rows[r]![2] === 1 ? units : flat.length / cellStride);
     if (pause) await pause;

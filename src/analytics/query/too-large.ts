@@ -17,8 +17,8 @@ const BY_JOB =
  */
 export class QueryTooLarge extends DomainError {
   /**
-   * How much of its raw rows the read had added when a bound on its answer (entries, groups) stopped
-   * it, 0–1, when known: a job splits such a part into about 1/progress parts at once rather than in
+   * How much of what it read the read had added when a bound on its answer (entries, groups) stopped
+   * it, 0–1, when known (raw rows: conversations; rollup rows: characters of cells): a job splits such a part into about 1/progress parts at once rather than in
    * halves, each of which would read its rows again only to be split once more.
    */
   progress?: number;
