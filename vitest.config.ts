@@ -72,6 +72,7 @@ const SHARED_RUNTIME_TESTS = [
   'test/analytics/query/interval.test.ts',
   'test/analytics/query/json-bytes.test.ts',
   'test/analytics/record-fast.test.ts',
+  'test/analytics/rollup-bound.test.ts',
   'test/analytics/service-level.test.ts',
   'test/analytics/span-index.test.ts',
   'test/chat/admin-page.test.ts',

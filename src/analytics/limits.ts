@@ -52,6 +52,15 @@ export const ANALYTICS_LIMITS = {
   maxRawBytes: 64 * 1024 * 1024,
   rawPageBytes: 1024 * 1024,
   /**
+   * Most characters of rollup cells (the packed JSON text D1 returns) one query may read, over all its
+   * partitions. Measured in D1 before anything is sent (rollup-sql.ts): a read beyond it comes back
+   * as its size alone and the query is refused (413). The bench's widest ordinary reads are under 2 MB
+   * (queries f and g at 1,000,000 conversations); the Worker holds a result about twice as bytes of
+   * heap while it adds it. A query over several partitions gives each an equal share first; those past
+   * their share are read again with what the others left.
+   */
+  maxRollupReadBytes: 16 * 1024 * 1024,
+  /**
    * Raw-path queries one isolate computes at once, and how many may wait for their turn
    * (query/raw-gate.ts); one more: 429 with Retry-After. Rollup queries are not counted.
    */

@@ -285,6 +285,31 @@ describe('queries crossing all three partitions agree with one database holding 
     );
   });
 
+  it('bounds rollup reads for the whole query: partitions past an equal share are read again with what the others left', async () => {
+    // All of P1 and P2, one day of P3: the cells are not spread evenly.
+    const query = aggregateQuerySchema.parse({
+      interval: `${iso(P1.start)}/${iso(P2.end + DAY)}`,
+      granularity: 'PT1H',
+      groupBy: ['queueId'],
+    });
+    const { spec, read } = prepareQuery(query);
+    const live = readablePartitions(store, Date.now());
+    const text = async (a: Aggregation) => new TextDecoder().decode(await answerJson(a, DEFAULT_SERVICE_LEVEL, (b) => `bucket ${b}`));
+    const each = await Promise.all(live.map(async (p) => (await readInto([p], read, new Aggregation(spec))).cellChars));
+    const total = each.reduce((n, c) => n + c, 0);
+    expect(Math.min(...each)).toBeGreaterThan(0);
+    expect(Math.max(...each)).toBeGreaterThan(Math.floor(total / live.length));
+
+    const whole = new Aggregation(spec);
+    expect((await readInto(live, read, whole)).cellChars).toBe(total);
+    const exact = new Aggregation(spec);
+    expect((await readInto(live, { ...read, maxRollupReadBytes: total }, exact)).cellChars).toBe(total);
+    expect(await text(exact)).toBe(await text(whole));
+    await expect(readInto(live, { ...read, maxRollupReadBytes: total - 1 }, new Aggregation(spec))).rejects.toThrow(
+      /of stored cells, more than the/,
+    );
+  });
+
   it('a failed partition read starts no further one and is what the query throws', async () => {
     const started: number[] = [];
     const read = (n: number) => {

@@ -12,6 +12,11 @@ import {
   type Observation,
 } from '../support/reference-aggregator';
 import { ingestOk, queryOk, SERVICE_LEVEL } from './analytics-api';
+import { Aggregation } from '../../src/analytics/query/aggregate';
+import { prepareQuery } from '../../src/analytics/query/prepare';
+import { aggregateQuerySchema } from '../../src/analytics/query/query.schema';
+import { readInto } from '../../src/analytics/query/query.store';
+import { QueryTooLarge } from '../../src/analytics/query/too-large';
 
 /**
  * A tenant with so many queues that one packed value of the rollup reader (the dictionary of the
@@ -109,4 +114,21 @@ describe('a dictionary too large for one SQLite value', () => {
       expect(canonicalize({ results: real.results }, order, query)).toEqual(canonicalize(expected, order, query));
     });
   }
+
+  it('the fallback is bounded as the packed read is: a row past maxRollupReadBytes / 40 refuses it, having added nothing', async () => {
+    const body = { interval: `${iso(END - 86_400_000)}/${iso(END)}`, granularity: 'PT1H', groupBy: ['queueId'] };
+    const { spec, read } = prepareQuery(aggregateQuerySchema.parse(body));
+    const whole = new Aggregation(spec);
+    // One row a cell, counted as 40 characters of the bound.
+    const chars = (await readInto(env.DB, read, whole)).cellChars;
+    expect(chars % 40).toBe(0);
+    expect(chars / 40).toBeGreaterThan(100);
+    const exact = new Aggregation(spec);
+    await readInto(env.DB, { ...read, maxRollupReadBytes: chars }, exact);
+    expect(exact.entries).toBe(whole.entries);
+    const short = new Aggregation(spec);
+    const err = await readInto(env.DB, { ...read, maxRollupReadBytes: chars - 1 }, short).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(QueryTooLarge);
+    expect(short.entries).toBe(0);
+  });
 });

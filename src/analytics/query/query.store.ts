@@ -11,9 +11,9 @@ import { SPAN_CLASS_KEY_PREFIX } from '../span-class';
 import type { Aggregation } from './aggregate';
 import { alignedTo, bucketIndex, type BucketPlan } from './interval';
 import { Pacer } from './pace';
-import { QueryTooLarge, tooManyRawBytes, tooManyRawConversations } from './too-large';
+import { QueryTooLarge, tooManyRawBytes, tooManyRawConversations, tooManyRollupBytes } from './too-large';
 import type { ReadSpec } from './read-spec';
-import { rollupQuery } from './rollup-sql';
+import { OVER_SLOT, rollupQuery, UNPACKED_ROW_CHARS } from './rollup-sql';
 
 /** Where an answer was read from, e.g. `rollup:agg_queue@1440` or `raw`; sent as a response header. */
 export type QuerySource = string;
@@ -27,6 +27,8 @@ export interface ReadResult {
   bytes: number;
   /** Rows D1 reports the raw path's statements read (index entries and table rows); 0 from a rollup. */
   rowsRead: number;
+  /** Characters of rollup cells read (what maxRollupReadBytes bounds); 0 from the raw rows. */
+  cellChars: number;
   /** The partitions read, by binding name, in period order (none when given one database). */
   partitions: string[];
 }
@@ -81,12 +83,14 @@ export async function readInto(
     pageBytes: spec.rawPageBytes ?? ANALYTICS_LIMITS.rawPageBytes,
   };
   const rollupRead: RollupRead = { fetched: 0, added: 0 };
+  const maxChars = spec.maxRollupReadBytes ?? ANALYTICS_LIMITS.maxRollupReadBytes;
   let source = picked ? `rollup:${picked.rollup.table}@${picked.res}` : 'raw';
   const result = (partitions: string[]) => ({
     source,
     conversations: raw.conversations,
     bytes: raw.bytes,
     rowsRead: raw.rowsRead,
+    cellChars: rollupRead.fetched,
     partitions,
   });
 
@@ -94,7 +98,9 @@ export async function readInto(
     const only = Array.isArray(from) ? from[0]! : undefined;
     const d1 = only ? only.d1 : (from as D1Database);
     const rolled =
-      picked && (await rollupProgress(rollupRead, () => readRollup(d1, spec, picked.rollup, picked.res, aggregation, pacer, rollupRead)));
+      picked &&
+      (await rollupProgress(rollupRead, () => readRollup(d1, spec, picked.rollup, picked.res, aggregation, pacer, rollupRead, maxChars)));
+    if (isOver(rolled)) throw tooManyRollupBytes(maxChars, rolled.over);
     if (!picked || rolled === CUBE_INCOMPLETE) {
       if (picked) source = 'raw (the dimension cube lacks earlier conversations)';
       await beforeRaw?.();
@@ -107,12 +113,35 @@ export async function readInto(
   const all = from as readonly Partition[];
   let partitions = all;
   if (picked) {
-    // All at once: one round trip, whatever the number of partitions (raw pages below are what takes turns).
-    const answered = await rollupProgress(rollupRead, () =>
-      Promise.all(
-        all.map(async (p) => ({ p, read: await readRollup(p.d1, spec, picked.rollup, picked.res, aggregation, pacer, rollupRead) })),
-      ),
-    );
+    // All at once: one round trip, whatever the number of partitions (raw pages below are what takes turns),
+    // each within an equal share of the query's bound on rollup cells.
+    const readEach = (list: readonly Partition[], budget: (p: Partition) => number) =>
+      rollupProgress(rollupRead, () =>
+        Promise.all(
+          list.map(async (p) => ({
+            p,
+            read: await readRollup(p.d1, spec, picked.rollup, picked.res, aggregation, pacer, rollupRead, budget(p)),
+          })),
+        ),
+      );
+    let answered = await readEach(all, () => Math.floor(maxChars / all.length));
+    const over = answered.flatMap((a) => (isOver(a.read) ? [{ p: a.p, chars: a.read.over }] : []));
+    if (over.length > 0) {
+      // Partitions past their share (the data is seldom spread evenly over them), read again with what the
+      // others left: their sizes are known now, so a query that cannot fit is refused without reading them.
+      const wanted = over.reduce((n, o) => n + o.chars, 0);
+      const left = maxChars - rollupRead.fetched;
+      if (wanted > left) throw tooManyRollupBytes(maxChars, rollupRead.fetched + wanted);
+      const slack = Math.floor((left - wanted) / over.length);
+      const again = await readEach(
+        over.map((o) => o.p),
+        (p) => over.find((o) => o.p === p)!.chars + slack,
+      );
+      // Grown since they were measured (ingest meanwhile) past what is left.
+      const still = again.flatMap((a) => (isOver(a.read) ? [a.read.over] : []));
+      if (still.length > 0) throw tooManyRollupBytes(maxChars, rollupRead.fetched + still.reduce((n, c) => n + c, 0));
+      answered = answered.map((a) => again.find((b) => b.p === a.p) ?? a);
+    }
     const names = answered.filter((a) => a.read === true).map((a) => a.p.name);
     partitions = answered.filter((a) => a.read === CUBE_INCOMPLETE).map((a) => a.p);
     if (partitions.length === 0) return result(names);
@@ -174,8 +203,12 @@ interface RollupRead {
   added: number;
 }
 
-/** About the characters of one packed cell: what an unpacked fallback row stands for in RollupRead. */
-const UNPACKED_ROW_CHARS = 40;
+/** readRollup's answer for a read past its budget: the characters of cells it would have returned. Nothing was added. */
+interface Over {
+  over: number;
+}
+
+const isOver = (read: unknown): read is Over => typeof read === 'object' && read !== null && 'over' in read;
 
 /**
  * Runs rollup reads; when a bound on the answer stops them, notes on the refusal the share of the cells
@@ -345,8 +378,9 @@ async function readRollup(
   aggregation: Aggregation,
   pacer: Pacer,
   progress: RollupRead,
-): Promise<boolean | typeof CUBE_INCOMPLETE> {
-  const { sql, unpackedSql, params, dims, fixed, bucketsInSql, packedMetrics } = rollupQuery(spec, rollup, res);
+  maxChars: number,
+): Promise<boolean | typeof CUBE_INCOMPLETE | Over> {
+  const { sql, unpackedSql, params, dims, fixed, bucketsInSql, packedMetrics } = rollupQuery(spec, rollup, res, maxChars);
   // One array for every cell: Aggregation.add copies what it keeps.
   const values: DimValues = new Array(DIMENSIONS.length).fill(undefined);
   for (const d of fixed) values[d.index] = spec.pushdown!.find((p) => p.dimension === d.dim)!.value;
@@ -365,6 +399,7 @@ async function readRollup(
       .prepare(unpackedSql)
       .bind(...params)
       .raw<(number | string | null)[]>();
+    if (unpacked.length > Math.floor(maxChars / UNPACKED_ROW_CHARS)) return { over: unpacked.length * UNPACKED_ROW_CHARS };
     progress.fetched += unpacked.length * UNPACKED_ROW_CHARS;
     for (const row of unpacked) {
       const bucket = bucketsInSql ? (row[0] as number) : bucketIndex(spec.plan, row[0] as number);
@@ -393,12 +428,15 @@ async function readRollup(
   }
   const at = rows.findIndex((row) => row[0] === -1);
   if (needsWholeCube(rollup, res) && rows[at]![2] > 0) return CUBE_INCOMPLETE;
+  const measured = rows.findIndex((row) => row[0] === OVER_SLOT);
+  const chars = rows[measured]![1] as unknown as number;
+  if (chars > maxChars) return { over: chars };
+  progress.fetched += chars;
   const dictionary = JSON.parse(rows[at]![1]) as Record<number, string | string[]>;
-  for (let r = 0; r < rows.length; r++) if (r !== at) progress.fetched += rows[r]![1].length;
   const metrics = packedMetrics.map((m) => m.metric);
   const cellStride = 1 + k + 4;
   for (let r = 0; r < rows.length; r++) {
-    if (r === at) continue;
+    if (r === at || r === measured) continue;
     const bucket = bucketsInSql ? rows[r]![0] : bucketIndex(spec.plan, rows[r]![0]);
     if (bucket < 0) continue;
     const flat = JSON.parse(rows[r]![1]) as number[];
@@ -442,8 +480,8 @@ async function readRollup(
     const pause = pacer.step(rows[r]![2] === 1 ? units : flat.length / cellStride);
     if (pause) await pause;
   }
-  // Whether the database held any cell of the query (a row besides the dictionary's).
-  return rows.length > 1;
+  // Whether the database held any cell of the query (a row besides the dictionary's and the measure).
+  return rows.length > 2;
 }
 
 /**

@@ -21,6 +21,8 @@ export interface ReadSpec {
   maxRawBytes?: number;
   /** Most encoded bytes in one raw page (a row larger comes alone). Default: ANALYTICS_LIMITS.rawPageBytes. */
   rawPageBytes?: number;
+  /** Most characters of rollup cells the query may read. Default: ANALYTICS_LIMITS.maxRollupReadBytes. */
+  maxRollupReadBytes?: number;
   /** Most partitions whose raw rows are read at once. Default: ANALYTICS_LIMITS.partitionsAtOnce. */
   partitionsAtOnce?: number;
 }

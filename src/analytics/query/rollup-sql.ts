@@ -20,6 +20,15 @@ import {
 import type { Match } from './filter';
 import { alignedTo, uniformRuns, type UniformRun } from './interval';
 import type { ReadSpec } from './read-spec';
+import { ANALYTICS_LIMITS } from '../limits';
+
+/** The slot of rollupQuery's last row, `[OVER_SLOT, characters of cells, 0]`: what the read would return. */
+export const OVER_SLOT = -2;
+/**
+ * What one row of the unpacked fallback stands for against the read's budget of characters: about a
+ * packed cell's text (its values come back as a row of numbers and names instead).
+ */
+export const UNPACKED_ROW_CHARS = 40;
 
 /** More uniform runs than this and buckets are never computed inside SQL. */
 const MAX_SQL_RUNS = 64;
@@ -53,7 +62,7 @@ const MAX_SLOT_LIST = 1_000;
  * kept in: the packed rollup's companion (Rollup.packed.more, same dimensions) and Rollup.packed.othersFrom,
  * with 0 for the dimensions that one lacks, as they were stored here.
  */
-export function rollupQuery(spec: ReadSpec, rollup: Rollup, res: number) {
+export function rollupQuery(spec: ReadSpec, rollup: Rollup, res: number, maxChars: number = ANALYTICS_LIMITS.maxRollupReadBytes) {
   const pushdown = spec.pushdown ?? [];
   const fixed = fixedDims(spec, rollup);
   const dims = rollup.dims.filter((d) => spec.dimensions.has(d.dim) && !fixed.includes(d));
@@ -96,16 +105,30 @@ export function rollupQuery(spec: ReadSpec, rollup: Rollup, res: number) {
     : `'{}'`;
   // On the cube (or a resolution kept with it), the dictionary row says in its last column whether the cube lacks earlier conversations.
   const flag = needsWholeCube(rollup, res) ? `(SELECT count(*) FROM meta WHERE key = '${CUBE_INCOMPLETE_KEY}')` : '0';
-  const sql = [`SELECT -1 AS slot, ${dictionary} AS cells, ${flag} AS packed`, ...parts.map((p) => p.sql)].join('\n    UNION ALL\n    ');
+  const cellsSql = [`SELECT -1 AS slot, ${dictionary} AS cells, ${flag} AS packed`, ...parts.map((p) => p.sql)].join(
+    '\n    UNION ALL\n    ',
+  );
+  // The bound on what one read hands the Worker: the cells are computed and kept in D1 (materialized)
+  // and measured there; beyond ?budget only the dictionary row and the measure come back (a row
+  // [-2, characters, 0]), so a read far too large is refused before it reaches the isolate's 128 MB.
+  // octet_length reads the stored length, not the text (1-5 % of the bench queries' SQL time; length()
+  // counted characters: up to 12 %).
+  const budget = `?${read.params.push(maxChars)}`;
+  const sql = `WITH r AS MATERIALIZED (${cellsSql}),
+    n AS (SELECT coalesce(sum(octet_length(cells)), 0) AS chars FROM r WHERE slot >= 0)
+    SELECT slot, cells, packed FROM r WHERE slot < 0 OR (SELECT chars FROM n) <= ${budget}
+    UNION ALL SELECT ${OVER_SLOT}, chars, 0 FROM n`;
   // The same cells one per row, names joined from dim_values: the fallback when a packed value would
   // exceed SQLite's maximum string length (D1: 2 MB), e.g. a bucket with tens of thousands of agents.
   const cells =
     parts.length > 0
       ? parts.map((p) => p.unpacked).join(' UNION ALL ')
       : `SELECT ${['0 AS slot', '0 AS metric', ...dims.map((d) => `0 AS ${d.column}`), '0 AS cnt', '0 AS sum', '0 AS mn', '0 AS mx'].join(', ')} WHERE false`;
+  // Bounded as the packed read is, in rows (UNPACKED_ROW_CHARS each): one past the bound says it is too large.
   const unpackedSql = `SELECT g.slot, g.metric, ${dims.map((_, i) => `v${i}.value, `).join('')}g.cnt, g.sum, g.mn, g.mx
     FROM (${cells}) g
-    ${dims.map((d, i) => `LEFT JOIN dim_values v${i} ON v${i}.id = g.${d.column}`).join(' ')}`;
+    ${dims.map((d, i) => `LEFT JOIN dim_values v${i} ON v${i}.id = g.${d.column}`).join(' ')}
+    LIMIT CAST(${budget} / ${UNPACKED_ROW_CHARS} AS INTEGER) + 1`;
   return { sql, unpackedSql, params: read.params, dims, fixed, bucketsInSql, packedMetrics, scanned: parts.flatMap((p) => p.scanned) };
 }
 

@@ -58,6 +58,20 @@ export function answerTooLarge(maxBytes: number): DomainError {
   );
 }
 
+/** A rollup read past maxRollupReadBytes: fewer buckets at once read fewer cells (more groups come from the same rows). */
+export function tooManyRollupBytes(maxBytes: number, bytes: number): QueryTooLarge {
+  const err = new QueryTooLarge(
+    'too-large',
+    `The query would read about ${mib(bytes)} of stored cells, more than the ${mib(maxBytes)} one query may read. ${NARROW} ${BY_JOB}`,
+    'time',
+  );
+  // The share of it that would fit: a job cuts the part into about 2/progress runs of buckets.
+  err.progress = Math.min(1, maxBytes / bytes);
+  return err;
+}
+
+const mib = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+
 export function tooManyRawConversations(max: number): DomainError {
   return new QueryTooLarge(
     'too-large',
