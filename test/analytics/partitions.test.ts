@@ -308,6 +308,14 @@ describe('queries crossing all three partitions agree with one database holding 
     await expect(readInto(live, { ...read, maxRollupReadBytes: total - 1 }, new Aggregation(spec))).rejects.toThrow(
       /of stored cells, more than the/,
     );
+    // Past what one read may bring without the isolate's turn: the turn first, then the partitions past their share.
+    let turns = 0;
+    const alone = new Aggregation(spec);
+    await readInto(live, { ...read, rollupReadAloneBytes: total - 1 }, alone, { takeTurn: async () => void turns++ });
+    expect(turns).toBe(1);
+    expect(await text(alone)).toBe(await text(whole));
+    await readInto(live, { ...read, rollupReadAloneBytes: total }, new Aggregation(spec), { takeTurn: async () => void turns++ });
+    expect(turns).toBe(1);
   });
 
   it('a failed partition read starts no further one and is what the query throws', async () => {

@@ -81,6 +81,34 @@ describe('a rollup read is bounded in characters of cells before it reaches the 
     });
   }
 
+  it("a read past rollupReadAloneBytes is made again in the isolate's turn, and answers the same; one within it takes none", async () => {
+    const body: AggregateQuery = { interval: `${iso(END - 2 * DAY)}/${iso(END)}`, granularity: 'PT1H', groupBy: ['queueId'] };
+    const whole = await read(body);
+    const chars = whole.result!.cellChars;
+    const { spec, read: readSpec } = prepareQuery(aggregateQuerySchema.parse(body));
+    const turnsAt = async (alone: number) => {
+      const events: string[] = [];
+      const aggregation = new Aggregation(spec);
+      const counting = new Proxy(env.DB, {
+        get(target, key) {
+          if (key === 'prepare') return (sql: string) => (events.push('statement'), target.prepare(sql));
+          const value = Reflect.get(target, key);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      await readInto(counting, { ...readSpec, rollupReadAloneBytes: alone }, aggregation, {
+        takeTurn: async () => {
+          events.push('turn');
+        },
+      });
+      const text = new TextDecoder().decode(await answerJson(aggregation, DEFAULT_SERVICE_LEVEL, (b) => `bucket ${b}`));
+      return { events, text };
+    };
+    expect(await turnsAt(chars)).toEqual({ events: ['statement'], text: whole.text });
+    // Measured past it, nothing added; the turn; read again within the query's bound.
+    expect(await turnsAt(chars - 1)).toEqual({ events: ['statement', 'turn', 'statement'], text: whole.text });
+  });
+
   it('an interval without cells reads nothing and is never refused', async () => {
     const empty = await read({ interval: `${iso(END - 400 * DAY)}/${iso(END - 399 * DAY)}`, granularity: 'PT1H', groupBy: ['queueId'] }, 1);
     expect(empty.err).toBeUndefined();

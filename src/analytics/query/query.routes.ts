@@ -12,7 +12,7 @@ import { formatInterval } from './interval';
 import { prepareQuery } from './prepare';
 import { aggregateQuerySchema } from './query.schema';
 import { readInto, readsRaw } from './query.store';
-import { rawQueries } from './raw-gate';
+import { heavyQueries } from './raw-gate';
 import { answerJson } from './results-json';
 
 export const queryRoutes = new Hono<AppEnv>().post(
@@ -28,24 +28,25 @@ export const queryRoutes = new Hono<AppEnv>().post(
     const settings = needsSettings ? getServiceLevelSettings(c.var.db) : Promise.resolve(DEFAULT_SERVICE_LEVEL);
     settings.catch(() => {}); // awaited below; this only keeps a failure before then from being "unhandled"
     // A raw-path query computes only in its turn (raw-gate.ts), from its read to its written answer. A
-    // cube query takes one too when it has to read raw rows after all (a cube lacking earlier conversations).
+    // rollup query takes one too when it has to read raw rows after all (a cube lacking earlier
+    // conversations) or many cells (more than rollupReadAloneBytes).
     let leave: (() => void) | undefined;
-    const rawTurn = async () => {
-      leave ??= await rawQueries.enter();
+    const takeTurn = async () => {
+      leave ??= await heavyQueries.enter();
       if (!leave) {
         throw new ApiError(
           429,
           'too.many.requests',
-          'Too many queries that read the raw observations are running or waiting here; retry shortly, or narrow the query so the rollups can answer it.',
+          'Too many large queries (reading the raw observations, or many stored cells) are running or waiting here; retry shortly, or narrow the query.',
           [],
           { 'Retry-After': '2' },
         );
       }
     };
-    if (readsRaw(readSpec)) await rawTurn();
+    if (readsRaw(readSpec)) await takeTurn();
     try {
       const aggregation = new Aggregation(spec);
-      const { source, partitions } = await readInto(readablePartitions(store, Date.now()), readSpec, aggregation, { beforeRaw: rawTurn });
+      const { source, partitions } = await readInto(readablePartitions(store, Date.now()), readSpec, aggregation, { takeTurn });
       // With several partitions configured, the header also names those that answered (`raw partitions=A2026H1,A2026H2`).
       c.header('Switchboard-Query-Source', store.partitions.length > 1 ? `${source} partitions=${partitions.join(',')}` : source);
       const intervalOf = (bucket: number) => formatInterval(plan.boundaries[bucket]!, plan.boundaries[bucket + 1]!);

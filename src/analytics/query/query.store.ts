@@ -61,15 +61,16 @@ const ADDS_PER_PAUSE = 1_000;
  * classes can reach the interval (`reach`; a single database's estimate reads its classes from meta) and
  * scans only those. The raw path's bound, maxRawConversations, is for the whole query.
  *
- * `beforeRaw` is awaited before any raw row is read: the route takes its raw-path turn there (raw-gate.ts)
- * also when the plan was a rollup and a partition's cube turned out incomplete, a read readsRaw cannot
- * foresee.
+ * `takeTurn` is awaited before any raw row is read and before a rollup read larger than rollupReadAloneBytes:
+ * the route takes the isolate's turn for heavy reads there (raw-gate.ts), also when the plan was a rollup and a
+ * partition's cube turned out incomplete, or its cells many, which readsRaw cannot foresee. Without it (an
+ * aggregate job's runner) rollup reads go up to maxRollupReadBytes at once.
  */
 export async function readInto(
   from: D1Database | readonly Partition[],
   spec: ReadSpec,
   aggregation: Aggregation,
-  { beforeRaw }: { beforeRaw?: () => Promise<void> } = {},
+  { takeTurn }: { takeTurn?: () => Promise<void> } = {},
 ): Promise<ReadResult> {
   const picked = rollupFor(spec);
   const pacer = new Pacer(ADDS_PER_PAUSE);
@@ -82,28 +83,29 @@ export async function readInto(
     maxBytes: spec.maxRawBytes ?? ANALYTICS_LIMITS.maxRawBytes,
     pageBytes: spec.rawPageBytes ?? ANALYTICS_LIMITS.rawPageBytes,
   };
-  const rollupRead: RollupRead = { fetched: 0, added: 0 };
-  const maxChars = spec.maxRollupReadBytes ?? ANALYTICS_LIMITS.maxRollupReadBytes;
+  const cells: CellBudget = {
+    fetched: 0,
+    added: 0,
+    max: spec.maxRollupReadBytes ?? ANALYTICS_LIMITS.maxRollupReadBytes,
+    alone: takeTurn ? (spec.rollupReadAloneBytes ?? ANALYTICS_LIMITS.rollupReadAloneBytes) : Number.POSITIVE_INFINITY,
+  };
   let source = picked ? `rollup:${picked.rollup.table}@${picked.res}` : 'raw';
   const result = (partitions: string[]) => ({
     source,
     conversations: raw.conversations,
     bytes: raw.bytes,
     rowsRead: raw.rowsRead,
-    cellChars: rollupRead.fetched,
+    cellChars: cells.fetched,
     partitions,
   });
 
   if (!Array.isArray(from) || from.length === 1) {
     const only = Array.isArray(from) ? from[0]! : undefined;
     const d1 = only ? only.d1 : (from as D1Database);
-    const rolled =
-      picked &&
-      (await rollupProgress(rollupRead, () => readRollup(d1, spec, picked.rollup, picked.res, aggregation, pacer, rollupRead, maxChars)));
-    if (isOver(rolled)) throw tooManyRollupBytes(maxChars, rolled.over);
+    const rolled = picked && (await readRollups([{ d1 }], spec, picked, aggregation, pacer, cells, takeTurn))[0]!.read;
     if (!picked || rolled === CUBE_INCOMPLETE) {
       if (picked) source = 'raw (the dimension cube lacks earlier conversations)';
-      await beforeRaw?.();
+      await takeTurn?.();
       // The classes the database records are read by the estimate itself: one round trip for both.
       const [scan] = await checkRawEstimate([{ d1 }], spec, raw);
       await withProgress(raw, [scan!], () => readRaw(d1, spec, aggregation, pacer, raw, scan!.classes));
@@ -113,46 +115,64 @@ export async function readInto(
   const all = from as readonly Partition[];
   let partitions = all;
   if (picked) {
-    // All at once: one round trip, whatever the number of partitions (raw pages below are what takes turns),
-    // each within an equal share of the query's bound on rollup cells.
-    const readEach = (list: readonly Partition[], budget: (p: Partition) => number) =>
-      rollupProgress(rollupRead, () =>
-        Promise.all(
-          list.map(async (p) => ({
-            p,
-            read: await readRollup(p.d1, spec, picked.rollup, picked.res, aggregation, pacer, rollupRead, budget(p)),
-          })),
-        ),
-      );
-    let answered = await readEach(all, () => Math.floor(maxChars / all.length));
-    const over = answered.flatMap((a) => (isOver(a.read) ? [{ p: a.p, chars: a.read.over }] : []));
-    if (over.length > 0) {
-      // Partitions past their share (the data is seldom spread evenly over them), read again with what the
-      // others left: their sizes are known now, so a query that cannot fit is refused without reading them.
-      const wanted = over.reduce((n, o) => n + o.chars, 0);
-      const left = maxChars - rollupRead.fetched;
-      if (wanted > left) throw tooManyRollupBytes(maxChars, rollupRead.fetched + wanted);
-      const slack = Math.floor((left - wanted) / over.length);
-      const again = await readEach(
-        over.map((o) => o.p),
-        (p) => over.find((o) => o.p === p)!.chars + slack,
-      );
-      // Grown since they were measured (ingest meanwhile) past what is left.
-      const still = again.flatMap((a) => (isOver(a.read) ? [a.read.over] : []));
-      if (still.length > 0) throw tooManyRollupBytes(maxChars, rollupRead.fetched + still.reduce((n, c) => n + c, 0));
-      answered = answered.map((a) => again.find((b) => b.p === a.p) ?? a);
-    }
-    const names = answered.filter((a) => a.read === true).map((a) => a.p.name);
-    partitions = answered.filter((a) => a.read === CUBE_INCOMPLETE).map((a) => a.p);
+    const answered = await readRollups(all, spec, picked, aggregation, pacer, cells, takeTurn);
+    const names = answered.filter((a) => a.read === true).map((a) => a.target.name);
+    partitions = answered.filter((a) => a.read === CUBE_INCOMPLETE).map((a) => a.target);
     if (partitions.length === 0) return result(names);
     // Partitions whose cube lacks earlier conversations are read from their raw rows.
     source += ` + raw (the dimension cube of ${partitions.map((p) => p.name).join(', ')} lacks earlier conversations)`;
-    await beforeRaw?.();
+    await takeTurn?.();
     const rest = await rawFromPartitions(partitions, spec, aggregation, pacer, raw);
     return result(all.map((p) => p.name).filter((name) => names.includes(name) || rest.includes(name)));
   }
-  await beforeRaw?.();
+  await takeTurn?.();
   return result(await rawFromPartitions(partitions, spec, aggregation, pacer, raw));
+}
+
+/**
+ * The rollup reads of a query, one per database: all at once (one round trip, whatever the number of
+ * partitions), each within an equal share of what one read may bring without a turn (`cells.alone`, at
+ * most `cells.max`). Databases past their share (the data is seldom spread evenly over partitions) are
+ * read again with what the others left, their sizes known now: a query that cannot fit in `max` is
+ * refused without reading them, and one past `alone` first waits for the isolate's turn for heavy reads,
+ * so only one such read holds its tens of MiB at a time.
+ */
+async function readRollups<T extends { d1: D1Database }>(
+  targets: readonly T[],
+  spec: ReadSpec,
+  picked: { rollup: Rollup; res: number },
+  aggregation: Aggregation,
+  pacer: Pacer,
+  cells: CellBudget,
+  takeTurn: (() => Promise<void>) | undefined,
+): Promise<{ target: T; read: boolean | typeof CUBE_INCOMPLETE }[]> {
+  const readEach = (list: readonly T[], budget: (t: T) => number) =>
+    rollupProgress(cells, () =>
+      Promise.all(
+        list.map(async (target) => ({
+          target,
+          read: await readRollup(target.d1, spec, picked.rollup, picked.res, aggregation, pacer, cells, budget(target)),
+        })),
+      ),
+    );
+  const first = Math.min(cells.max, cells.alone);
+  let answered = await readEach(targets, () => Math.floor(first / targets.length));
+  const over = answered.flatMap((a) => (isOver(a.read) ? [{ target: a.target, chars: a.read.over }] : []));
+  if (over.length > 0) {
+    const wanted = over.reduce((n, o) => n + o.chars, 0);
+    if (cells.fetched + wanted > cells.max) throw tooManyRollupBytes(cells.max, cells.fetched + wanted);
+    if (cells.fetched + wanted > cells.alone) await takeTurn?.();
+    const slack = Math.floor((cells.max - cells.fetched - wanted) / over.length);
+    const again = await readEach(
+      over.map((o) => o.target),
+      (t) => over.find((o) => o.target === t)!.chars + slack,
+    );
+    // Grown since they were measured (ingest meanwhile) past what is left.
+    const still = again.flatMap((a) => (isOver(a.read) ? [a.read.over] : []));
+    if (still.length > 0) throw tooManyRollupBytes(cells.max, cells.fetched + still.reduce((n, c) => n + c, 0));
+    answered = answered.map((a) => again.find((b) => b.target === a.target) ?? a);
+  }
+  return answered as { target: T; read: boolean | typeof CUBE_INCOMPLETE }[];
 }
 
 /** The raw path over several partitions: the ones whose span classes reach the interval; their names. */
@@ -195,12 +215,15 @@ async function withProgress(raw: RawRead, scans: readonly { classes: PagedClass[
 }
 
 /**
- * A rollup read's progress across partitions, in characters of cells: those D1 returned so far, and
- * those added into the Aggregation (an unpacked fallback row counts as UNPACKED_ROW_CHARS).
+ * A query's rollup reads across partitions, in characters of cells: those D1 returned so far and those
+ * added into the Aggregation (an unpacked fallback row counts as UNPACKED_ROW_CHARS), the most the
+ * query may read (maxRollupReadBytes) and the most it may read without the isolate's turn.
  */
-interface RollupRead {
+interface CellBudget {
   fetched: number;
   added: number;
+  max: number;
+  alone: number;
 }
 
 /** readRollup's answer for a read past its budget: the characters of cells it would have returned. Nothing was added. */
@@ -216,7 +239,7 @@ const isOver = (read: unknown): read is Over => typeof read === 'object' && read
  * into about 2/progress runs at once instead of halves. Cells of a partition not yet answered are not
  * counted, so the share errs high, toward fewer, larger parts.
  */
-async function rollupProgress<T>(read: RollupRead, run: () => Promise<T>): Promise<T> {
+async function rollupProgress<T>(read: CellBudget, run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (err) {
@@ -377,7 +400,7 @@ async function readRollup(
   res: number,
   aggregation: Aggregation,
   pacer: Pacer,
-  progress: RollupRead,
+  progress: CellBudget,
   maxChars: number,
 ): Promise<boolean | typeof CUBE_INCOMPLETE | Over> {
   const { sql, unpackedSql, params, dims, fixed, bucketsInSql, packedMetrics } = rollupQuery(spec, rollup, res, maxChars);

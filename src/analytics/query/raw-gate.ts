@@ -9,7 +9,7 @@ import { ANALYTICS_LIMITS } from '../limits';
  * between its steps, but three such queries at once (the attacker's maximal query of issue 22) held
  * ~236 MiB and made ordinary posts 17× slower in the bench. One at a time keeps a query's memory
  * alone in the isolate and leaves the other requests turns between one query's steps instead of
- * several's. Rollup queries (milliseconds, little memory) never wait here.
+ * several's. Rollup queries (milliseconds, little memory) wait here only for a read of many cells.
  */
 /** How often a waiting query looks whether its turn has come. */
 const POLL_MS = 10;
@@ -66,5 +66,8 @@ export class QueryGate {
   }
 }
 
-/** The isolate's gate for raw-path queries. */
-export const rawQueries = new QueryGate(ANALYTICS_LIMITS.rawQueriesAtOnce, ANALYTICS_LIMITS.rawQueriesWaiting);
+/**
+ * The isolate's gate for heavy queries: raw-path ones, and rollup queries while they read more than
+ * rollupReadAloneBytes of cells (query.store.ts).
+ */
+export const heavyQueries = new QueryGate(ANALYTICS_LIMITS.rawQueriesAtOnce, ANALYTICS_LIMITS.rawQueriesWaiting);

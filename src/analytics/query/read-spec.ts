@@ -23,6 +23,8 @@ export interface ReadSpec {
   rawPageBytes?: number;
   /** Most characters of rollup cells the query may read. Default: ANALYTICS_LIMITS.maxRollupReadBytes. */
   maxRollupReadBytes?: number;
+  /** Most characters of rollup cells read before the isolate's turn is needed. Default: ANALYTICS_LIMITS.rollupReadAloneBytes. */
+  rollupReadAloneBytes?: number;
   /** Most partitions whose raw rows are read at once. Default: ANALYTICS_LIMITS.partitionsAtOnce. */
   partitionsAtOnce?: number;
 }
