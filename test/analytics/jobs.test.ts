@@ -11,6 +11,7 @@ import {
   type ConversationRecord,
 } from '../support/reference-aggregator';
 import { ingestOk, QUERY, SERVICE_LEVEL } from './analytics-api';
+import { runJob } from '../../src/analytics/jobs/run-job';
 
 /**
  * Asynchronous aggregate jobs (analytics/jobs) through the Worker, its D1 and the AggregateJobRunner
@@ -213,6 +214,52 @@ describe('job lifecycle', () => {
     expect(canonicalize(merged((await pages(jobId)).flatMap((p) => p.results)), body.metrics)).toEqual(
       canonicalize(expected(body), body.metrics),
     );
+  });
+
+  it('computes one unit at a time in an isolate, across jobs (objects of one class may share an isolate)', async () => {
+    // Statements that read a unit's cells (a rollup read) or raw rows, through a D1 that forwards to the real one.
+    let reading = 0;
+    let most = 0;
+    const counted = (sql: string) => /WITH r AS MATERIALIZED|FROM conversations/.test(sql);
+    const statement = (sql: string, st: D1PreparedStatement): D1PreparedStatement =>
+      new Proxy(st, {
+        get(target, key) {
+          if (key === 'bind') return (...values: unknown[]) => statement(sql, target.bind(...values));
+          if (counted(sql) && (key === 'raw' || key === 'all' || key === 'first'))
+            return async (...args: unknown[]) => {
+              most = Math.max(most, ++reading);
+              try {
+                return await (target[key] as (...a: unknown[]) => Promise<unknown>)(...args);
+              } finally {
+                reading--;
+              }
+            };
+          const value = Reflect.get(target, key);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+    const DB = new Proxy(env.DB, {
+      get(target, key) {
+        if (key === 'prepare') return (sql: string) => statement(sql, target.prepare(sql));
+        const value = Reflect.get(target, key);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const units = [
+      { from: 0, to: 1, shares: 1, share: 0 },
+      { from: 1, to: 2, shares: 1, share: 0 },
+    ];
+    const ids = await Promise.all([1, 2, 3].map(() => insertJob({ state: 'PENDING', updatedAt: now(), pending: units })));
+    const done = await Promise.all(ids.map((id) => runJob({ ...env, DB }, id, now() + 60_000, { cells: 100_000, bytes: 4 * 1024 * 1024 })));
+    expect(done).toEqual([false, false, false]);
+    expect(most).toBe(1);
+    const body = { interval: INTERVAL, granularity: 'P1D', metrics: ['nOffered'] };
+    for (const id of ids) {
+      expect((await send('GET', `${JOBS}/${id}`)).body.state).toBe('FULFILLED');
+      expect(canonicalize(merged((await pages(id)).flatMap((p) => p.results)), body.metrics)).toEqual(
+        canonicalize(expected(body), body.metrics),
+      );
+    }
   });
 
   it('cancels an unfinished job (its state stays readable), and removes a finished one with its results', async () => {

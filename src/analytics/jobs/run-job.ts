@@ -8,6 +8,7 @@ import { prepareQuery } from '../query/prepare';
 import type { AggregateJobQuery } from '../query/query.schema';
 import { readInto } from '../query/query.store';
 import { answerJson } from '../query/results-json';
+import { QueryGate } from '../query/raw-gate';
 import { QueryTooLarge } from '../query/too-large';
 import { DEFAULT_SERVICE_LEVEL, getServiceLevelSettings } from '../settings/service-level.settings';
 import { fitToDensity, type JobUnit, pageRanges, splitUnit } from './job-units';
@@ -27,6 +28,14 @@ export function unitBounds(env: Env): UnitBounds {
       : ANALYTICS_LIMITS.jobUnitCells;
   return { cells, bytes: ANALYTICS_LIMITS.jobUnitBytes };
 }
+
+/**
+ * Units computed at once in one isolate, across jobs. Each job has an object of its own, but objects of
+ * one class may share an isolate and its 128 MB: a unit may hold a 16 MiB rollup read or raw pages and
+ * 25,000 entries, and ten unfinished jobs' units at once could add up. The others wait their turn, however
+ * many (at most the unfinished jobs, and a runner started again for a job whose runner seemed lost).
+ */
+const unitTurns = new QueryGate(1, Number.POSITIVE_INFINITY);
 
 /** Failures of one unit (storage, not the query) before the job fails. */
 const MAX_ATTEMPTS = 3;
@@ -53,8 +62,12 @@ export async function runJob(env: Env, id: string, deadline: number, bounds = un
     }
     let pages: string[];
     let entries: number;
+    // Never refused: the gate keeps no bound on its waiters.
+    const leave = (await unitTurns.enter())!;
     try {
-      ({ pages, entries } = await answerUnit(readablePartitions(analyticsStore(env), Date.now()), db, job.query, unit, bounds));
+      ({ pages, entries } = await answerUnit(readablePartitions(analyticsStore(env), Date.now()), db, job.query, unit, bounds).finally(
+        leave,
+      ));
     } catch (err) {
       if (err instanceof QueryTooLarge) {
         const parts = splitUnit(unit, err.splits, job.query.queryType !== 'groupBy', err.progress);
