@@ -62,7 +62,7 @@ export const ANALYTICS_LIMITS = {
   maxRollupReadBytes: 16 * 1024 * 1024,
   /**
    * A synchronous query's rollup reads past this many characters of cells are made only in the isolate's
-   * turn for heavy reads, the raw-path queries' (query/raw-gate.ts): read within it first, and read again
+   * turn for heavy reads, the raw-path queries' (query/query-gate.ts): read within it first, and read again
    * once the turn is the query's. So one isolate holds at most one read of up to maxRollupReadBytes (~3
    * times that of heap while it is added: the bench's w9, 15.8 MiB of cells, peaked at 46 MiB) besides
    * reads of at most this size. The bench's queries a–i read under 2 MB.
@@ -70,7 +70,8 @@ export const ANALYTICS_LIMITS = {
   rollupReadAloneBytes: 4 * 1024 * 1024,
   /**
    * Raw-path queries one isolate computes at once, and how many may wait for their turn
-   * (query/raw-gate.ts); one more: 429 with Retry-After. Rollup queries are not counted.
+   * (query/query-gate.ts); one more: 429 with Retry-After. Rollup queries take a turn only for a read past
+   * rollupReadAloneBytes.
    */
   rawQueriesAtOnce: 1,
   rawQueriesWaiting: 4,

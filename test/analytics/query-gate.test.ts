@@ -1,13 +1,13 @@
 /**
  * Issue 22 item 3: queries that read the raw observations compute one at a time per isolate
- * (src/analytics/query/raw-gate.ts), a few wait, one more is refused with 429; rollup queries are
+ * (src/analytics/query/query-gate.ts), a few wait, one more is refused with 429; rollup queries are
  * not held by them. Real Worker and D1 (the test and the Worker share one isolate here, as requests
  * share one in production).
  */
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ANALYTICS_LIMITS } from '../../src/analytics/limits';
-import { QueryGate } from '../../src/analytics/query/raw-gate';
+import { QueryGate } from '../../src/analytics/query/query-gate';
 import { simulateConversations } from '../../scripts/simulator';
 import { expectError } from '../helpers';
 import { ingestOk, query } from './analytics-api';

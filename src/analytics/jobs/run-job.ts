@@ -8,7 +8,7 @@ import { prepareQuery } from '../query/prepare';
 import type { AggregateJobQuery } from '../query/query.schema';
 import { readInto } from '../query/query.store';
 import { answerJson } from '../query/results-json';
-import { QueryGate } from '../query/raw-gate';
+import { QueryGate } from '../query/query-gate';
 import { QueryTooLarge } from '../query/too-large';
 import { DEFAULT_SERVICE_LEVEL, getServiceLevelSettings } from '../settings/service-level.settings';
 import { fitToDensity, type JobUnit, pageRanges, splitUnit } from './job-units';

@@ -12,7 +12,7 @@ import { formatInterval } from './interval';
 import { prepareQuery } from './prepare';
 import { aggregateQuerySchema } from './query.schema';
 import { readInto, readsRaw } from './query.store';
-import { heavyQueries } from './raw-gate';
+import { heavyQueries } from './query-gate';
 import { answerJson } from './results-json';
 
 export const queryRoutes = new Hono<AppEnv>().post(
@@ -27,7 +27,7 @@ export const queryRoutes = new Hono<AppEnv>().post(
     // Read the settings only when needed, alongside the observations.
     const settings = needsSettings ? getServiceLevelSettings(c.var.db) : Promise.resolve(DEFAULT_SERVICE_LEVEL);
     settings.catch(() => {}); // awaited below; this only keeps a failure before then from being "unhandled"
-    // A raw-path query computes only in its turn (raw-gate.ts), from its read to its written answer. A
+    // A raw-path query computes only in its turn (query-gate.ts), from its read to its written answer. A
     // rollup query takes one too when it has to read raw rows after all (a cube lacking earlier
     // conversations) or many cells (more than rollupReadAloneBytes).
     let leave: (() => void) | undefined;

@@ -62,7 +62,7 @@ const ADDS_PER_PAUSE = 1_000;
  * scans only those. The raw path's bound, maxRawConversations, is for the whole query.
  *
  * `takeTurn` is awaited before any raw row is read and before a rollup read larger than rollupReadAloneBytes:
- * the route takes the isolate's turn for heavy reads there (raw-gate.ts), also when the plan was a rollup and a
+ * the route takes the isolate's turn for heavy reads there (query-gate.ts), also when the plan was a rollup and a
  * partition's cube turned out incomplete, or its cells many, which readsRaw cannot foresee. Without it (an
  * aggregate job's runner) rollup reads go up to maxRollupReadBytes at once.
  */
@@ -383,7 +383,7 @@ function rollupFor(spec: ReadSpec) {
   return spec.needsValues ? undefined : pickRollup(spec.dimensions, (m) => alignedTo(spec.plan, m * 60_000), spec.metrics);
 }
 
-/** Whether the query reads the raw observations (the costly path: see raw-gate.ts). */
+/** Whether the query reads the raw observations (the costly path: see query-gate.ts). */
 export function readsRaw(spec: ReadSpec): boolean {
   return rollupFor(spec) === undefined;
 }
