@@ -223,12 +223,12 @@ export class Aggregation {
   /** Per metric index (arrays, not maps: add() runs once per cell). */
   private readonly viewsByTarget: ({ index: number; view: ViewSpec }[] | undefined)[] = [];
   private readonly serviceLevelRole: (keyof ServiceLevelCounts | undefined)[];
-  /** Stats entries created so far (spec.maxCells bounds them). */
-  private cells = 0;
+  /** Stats entries created so far (spec.maxCells bounds them); read through `entries`. */
+  private created = 0;
 
   /** Stats entries created so far (what maxCells bounds). */
   get entries(): number {
-    return this.cells;
+    return this.created;
   }
 
   constructor(private readonly spec: AggregateSpec) {
@@ -296,7 +296,7 @@ export class Aggregation {
 
   /** One more stats entry: the bound is checked as the answer grows, long before it is written. */
   private countCell(): void {
-    if (++this.cells > this.spec.maxCells) throw tooManyCells(this.spec.maxCells);
+    if (++this.created > this.spec.maxCells) throw tooManyCells(this.spec.maxCells);
   }
 
   private bucketMap<T>(map: Map<number, Map<number, T>>, bucket: number): Map<number, T> {
