@@ -108,7 +108,7 @@ export async function readInto(
       await takeTurn?.();
       // The classes the database records are read by the estimate itself: one round trip for both.
       const [scan] = await checkRawEstimate([{ d1 }], spec, raw);
-      await withProgress(raw, [scan!], () => readRaw(d1, spec, aggregation, pacer, raw, scan!.classes));
+      await withProgress(() => readRaw(d1, spec, aggregation, pacer, raw, scan!.classes), rawShare(raw, [scan!]));
     }
     return result(only ? [only.name] : []);
   }
@@ -147,13 +147,15 @@ async function readRollups<T extends { d1: D1Database }>(
   takeTurn: (() => Promise<void>) | undefined,
 ): Promise<{ target: T; read: boolean | typeof CUBE_INCOMPLETE }[]> {
   const readEach = (list: readonly T[], budget: (t: T) => number) =>
-    rollupProgress(cells, () =>
-      Promise.all(
-        list.map(async (target) => ({
-          target,
-          read: await readRollup(target.d1, spec, picked.rollup, picked.res, aggregation, pacer, cells, budget(target)),
-        })),
-      ),
+    withProgress(
+      () =>
+        Promise.all(
+          list.map(async (target) => ({
+            target,
+            read: await readRollup(target.d1, spec, picked.rollup, picked.res, aggregation, pacer, cells, budget(target)),
+          })),
+        ),
+      cellShare(cells),
     );
   const first = Math.min(cells.max, cells.alone);
   let answered = await readEach(targets, () => Math.floor(first / targets.length));
@@ -195,24 +197,37 @@ async function rawFromPartitions(
   // Each partition's read holds its current page (up to rawPageBytes, twice that as hex while decoded):
   // a few partitions at a time, however many the interval reaches.
   const atOnce = spec.partitionsAtOnce ?? ANALYTICS_LIMITS.partitionsAtOnce;
-  await withProgress(raw, paged, () => mapAtMost(paged, atOnce, (p) => readRaw(p.d1, spec, aggregation, pacer, raw, p.classes)));
+  await withProgress(() => mapAtMost(paged, atOnce, (p) => readRaw(p.d1, spec, aggregation, pacer, raw, p.classes)), rawShare(raw, paged));
   return scanned.map((p) => p.name);
 }
 
 /**
- * Runs a raw read; when a bound on the answer stops it, notes on the refusal how far it had read (the
- * conversations it had added against those the estimate counted), for a job to split by (too-large.ts).
+ * Runs a read; when a bound on the answer stops it, notes on the refusal how far it had got (`share`,
+ * 0–1, when known), for a job to split by (too-large.ts): a unit is then cut into about 2/progress runs
+ * at once instead of halves.
  */
-async function withProgress(raw: RawRead, scans: readonly { classes: PagedClass[] }[], read: () => Promise<unknown>): Promise<void> {
-  const before = raw.added;
+async function withProgress<T>(read: () => Promise<T>, share: () => number | undefined): Promise<T> {
   try {
-    await read();
+    return await read();
   } catch (err) {
-    const counted = scans.reduce((n, s) => n + s.classes.reduce((m, c) => m + c.rows, 0), 0);
-    if (err instanceof QueryTooLarge && err.splits === 'any' && counted > 0) err.progress = Math.min(1, (raw.added - before) / counted);
+    const got = err instanceof QueryTooLarge && err.splits === 'any' ? share() : undefined;
+    if (got !== undefined) (err as QueryTooLarge).progress = Math.min(1, got);
     throw err;
   }
 }
+
+/** A raw read's share: the conversations it has added since `before`, against those the estimate counted. */
+function rawShare(raw: RawRead, scans: readonly { classes: PagedClass[] }[]): () => number | undefined {
+  const before = raw.added;
+  const counted = scans.reduce((n, s) => n + s.classes.reduce((m, c) => m + c.rows, 0), 0);
+  return () => (counted > 0 ? (raw.added - before) / counted : undefined);
+}
+
+/**
+ * Rollup reads' share: the characters of cells added against those D1 returned. Cells of a partition not
+ * yet answered are not counted, so the share errs high, toward fewer, larger parts.
+ */
+const cellShare = (cells: CellBudget) => () => (cells.fetched > 0 ? cells.added / cells.fetched : undefined);
 
 /**
  * A query's rollup reads across partitions, in characters of cells: those D1 returned so far and those
@@ -232,21 +247,6 @@ interface Over {
 }
 
 const isOver = (read: unknown): read is Over => typeof read === 'object' && read !== null && 'over' in read;
-
-/**
- * Runs rollup reads; when a bound on the answer stops them, notes on the refusal the share of the cells
- * returned that had been added, as withProgress does for raw rows: a job then cuts a rollup-path unit
- * into about 2/progress runs at once instead of halves. Cells of a partition not yet answered are not
- * counted, so the share errs high, toward fewer, larger parts.
- */
-async function rollupProgress<T>(read: CellBudget, run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (err) {
-    if (err instanceof QueryTooLarge && err.splits === 'any' && read.fetched > 0) err.progress = Math.min(1, read.added / read.fetched);
-    throw err;
-  }
-}
 
 /**
  * readRollup's answer for a database whose dimension cube lacks conversations ingested before it or
