@@ -1,19 +1,20 @@
 /**
  * `npm run dev`: the service on its embedded default, ready to poke at.
  * 1. Writes `.dev.vars` with a fresh ADMIN_TOKEN and IMAGE_PROXY_KEY when there are none (git-ignored).
- * 2. Applies the D1 migrations to the local database.
+ * 2. Applies the D1 migrations to the local database (scripts/dev/local-d1.ts: one local runtime for all).
  * 3. Starts `wrangler dev` (local D1 and Durable Objects, offline).
  * 4. Creates (or finds) the demo chat room and its webhook.
  * 5. Prints the URLs, the dev token and ready-to-run curl lines as soon as the server answers.
  * 6. When the database has no conversations yet: ingests seven days of simulated traffic ending now,
  *    while the server already serves. Ctrl-C stops everything.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { simulateConversations } from './simulator';
 import { ingestOverHttp } from './dev/http-ingest';
 import { createChatDemo } from './dev/chat-demo';
+import { prepareLocalD1 } from './dev/local-d1';
 
 const PORT = Number(process.env.PORT ?? 8787);
 const BASE = `http://127.0.0.1:${PORT}`;
@@ -41,25 +42,6 @@ function ensureDevVars(): string {
   // The image proxy's signing key (src/chat/image-proxy): images in messages show through this origin.
   ensureDevVar('IMAGE_PROXY_KEY', () => randomBytes(32).toString('base64url'));
   return ensureDevVar('ADMIN_TOKEN', () => `sbt_dev_${randomBytes(24).toString('base64url')}`);
-}
-
-function wrangler(args: string[]): string {
-  const result = spawnSync('npx', ['wrangler', ...args], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { CLOUDFLARE_CF_FETCH_ENABLED: 'false', ...process.env, CI: '1' },
-  });
-  if (result.status !== 0) {
-    process.stderr.write(result.stdout + result.stderr);
-    throw new Error(`wrangler ${args.join(' ')} failed`);
-  }
-  return result.stdout;
-}
-
-function conversationCount(): number {
-  const out = wrangler(['d1', 'execute', 'DB', '--local', '--json', '--command', 'SELECT count(*) AS n FROM conversations']);
-  const parsed = JSON.parse(out) as { results: { n: number }[] }[];
-  return parsed[0]?.results[0]?.n ?? 0;
 }
 
 async function waitUntilUp(token: string, child: ChildProcess): Promise<void> {
@@ -103,9 +85,9 @@ async function loadDemoData(token: string): Promise<void> {
 
 async function main(): Promise<void> {
   const token = ensureDevVars();
-  log('applying migrations to the local D1 database');
-  wrangler(['d1', 'migrations', 'apply', 'DB', '--local']);
-  const empty = conversationCount() === 0;
+  const local = await prepareLocalD1();
+  if (local.applied.length > 0) log(`applied ${local.applied.length} migrations to the local D1 database`);
+  const empty = local.conversations === 0;
 
   const child = spawn('npx', ['wrangler', 'dev', '--port', String(PORT), '--ip', '127.0.0.1'], {
     stdio: ['ignore', 'inherit', 'inherit'],

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { executablePath } from '../e2e/support/browser';
-import { wranglerSync } from '../e2e/support/dev-server';
+import { prepareLocalD1 } from '../../scripts/dev/local-d1';
+import { ROOT } from '../e2e/support/dev-server';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -13,15 +14,15 @@ declare module 'vitest' {
 }
 
 /**
- * Global setup of the e2e project: `wrangler d1 migrations apply` once, into a template directory. Each
- * dev server starts on a copy of it instead of running wrangler (and its own workerd) to migrate again:
- * one Node and workerd start-up per file less.
+ * Global setup of the e2e project: the migrations applied once, into a template directory, the way
+ * `npm run dev` applies them (scripts/dev/local-d1.ts). Each dev server starts on a copy of it instead
+ * of migrating again: one Node and workerd start-up per file less.
  */
 export default async function setup(project: TestProject): Promise<() => void> {
   // @sparticuz/chromium unpacks its browser to /tmp on first use: once here, not by two files at once.
   await executablePath();
   const dir = mkdtempSync(path.join(tmpdir(), 'switchboard-e2e-template-'));
-  wranglerSync(['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', dir]);
+  await prepareLocalD1({ persistTo: dir, config: path.join(ROOT, 'wrangler.toml') });
   project.provide('e2eMigratedState', dir);
   return () => rmSync(dir, { recursive: true, force: true });
 }

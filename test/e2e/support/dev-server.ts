@@ -11,8 +11,9 @@ import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { inject } from 'vitest';
+import { prepareLocalD1 } from '../../../scripts/dev/local-d1';
 
-const ROOT = path.resolve(import.meta.dirname, '../../..');
+export const ROOT = path.resolve(import.meta.dirname, '../../..');
 const WRANGLER = path.join(ROOT, 'node_modules/wrangler/bin/wrangler.js');
 const START_TIMEOUT_MS = 45_000;
 const STOP_TIMEOUT_MS = 10_000;
@@ -142,7 +143,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   // vitest's e2e project, migrated here.
   const template = migratedTemplate();
   if (template) cpSync(template, persistDir, { recursive: true });
-  else wranglerSync(['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', persistDir]);
+  else await prepareLocalD1({ persistTo: persistDir, config: path.join(ROOT, 'wrangler.toml') });
 
   const record = (chunk: Buffer) => {
     for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) log.push(line);
