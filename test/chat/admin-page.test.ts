@@ -1,4 +1,4 @@
-import { env } from 'cloudflare:workers';
+import { env, exports } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { ADMIN_PAGE_ASSET } from '../../src/chat/admin-page/admin-page';
 import { ADMIN_TOKEN, BASE, expectError, send } from '../helpers';
@@ -35,6 +35,15 @@ describe('the admin page', () => {
     expect(scripts[0]![2]).toBe('');
     expect(html).toContain('<link rel="stylesheet" href="/assets/chat/admin.css">');
     expect(html).not.toMatch(/<style|style=|\son[a-z]+=|javascript:/i);
+  });
+
+  it('is where the base URL leads: GET / redirects to it; other methods on / are not found', async () => {
+    // `redirect: 'manual'`: the test's fetch would follow it to the page otherwise.
+    const root = await exports.default.fetch(new Request(`${BASE}/`, { redirect: 'manual' }));
+    expect(root.status).toBe(302);
+    expect(root.headers.get('Location')).toBe('/admin');
+    await root.body?.cancel();
+    expectError(await send('POST', '/', { token: null, json: {} }), 404, 'not.found');
   });
 
   it('asks for the token in a form that cannot put it in a URL: hidden until the script runs, no action, no named field', async () => {
