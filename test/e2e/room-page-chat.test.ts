@@ -102,6 +102,46 @@ describe('talking in a room from its page', () => {
     await page.close();
   });
 
+  it('keeps the newest message in view above the compose box, which spans the timeline, on opening and live', async () => {
+    const room = await api.createRoom('busy');
+    const hook = await api.createWebhook(room.id);
+    // More than the 800-pixel window holds: the page opens scrolled to the end.
+    for (let i = 1; i <= 30; i++) await api.postOk(hook, `message **${i}**\n\nwith a second paragraph`);
+    const writer = await api.createToken(['chat:read', 'chat:write']);
+    const { page } = await openRoom(room.id, writer);
+    await page.getByLabel('Message', { exact: true }).waitFor({ state: 'visible' });
+
+    /** Boxes of the timeline, the compose box and the newest message, in the window's coordinates. */
+    const layout = (seq: number) =>
+      page.evaluate(`(() => {
+        const box = (el) => { const r = el.getBoundingClientRect(); return { top: r.top, bottom: r.bottom, left: r.left, right: r.right }; };
+        return {
+          timeline: box(document.querySelector('#messages')),
+          compose: box(document.querySelector('#compose')),
+          newest: box(document.querySelector('#messages li.message[data-seq="${seq}"]')),
+          window: innerHeight,
+        };
+      })()`) as Promise<
+        Record<'timeline' | 'compose' | 'newest', { top: number; bottom: number; left: number; right: number }> & { window: number }
+      >;
+    const expectNewestAboveCompose = async (seq: number) => {
+      // Layout settles on the frame after the message is placed.
+      await page.evaluate('new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))');
+      const at = await layout(seq);
+      expect(at.compose.left).toBeCloseTo(at.timeline.left, 0);
+      expect(at.compose.right).toBeCloseTo(at.timeline.right, 0);
+      expect(at.compose.bottom).toBeLessThanOrEqual(at.window + 0.5);
+      expect(at.newest.top).toBeGreaterThanOrEqual(0);
+      expect(at.newest.bottom).toBeLessThanOrEqual(at.compose.top + 0.5);
+    };
+    await expectNewestAboveCompose(30);
+
+    await api.postOk(hook, 'message **31**\n\nposted while the page watches');
+    await item(page, 31).waitFor();
+    await expectNewestAboveCompose(31);
+    await page.close();
+  });
+
   it('tells a token that may only read that posting needs chat:write, and keeps the text', async () => {
     const room = await api.createRoom('read only');
     const reader = await api.createToken(['chat:read']);

@@ -5,8 +5,8 @@
 import { postMessage } from './api';
 
 export interface Compose {
-  /** Shown once the page is live with a token; a wall screen hides it (room.css). */
-  show(): void;
+  /** Shown once the page is live with a token; a wall screen hides it (room.css). True when it was hidden. */
+  show(): boolean;
 }
 
 export function setUpCompose(
@@ -66,7 +66,9 @@ export function setUpCompose(
   });
   return {
     show() {
+      if (!form.hidden) return false;
       form.hidden = false;
+      return true;
     },
   };
 }

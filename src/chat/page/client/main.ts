@@ -253,6 +253,10 @@ function openSocket(room: string, ticket: string): void {
     } else if (frame?.type === 'ready') {
       attempts = 0;
       live = true;
+      // The compose box takes its room at the page's foot before the replay is placed and a linked
+      // message is scrolled to (a viewer link only reads): a reader following the latest messages
+      // stays at the bottom, above the box, not with the newest under it.
+      if (viewerLink === null && compose?.show() && messages.atBottom) messages.scrollToBottom();
       if (!wasLive) {
         wasLive = true;
         freshAfter = frame.lastSeq;
@@ -262,8 +266,6 @@ function openSocket(room: string, ticket: string): void {
       }
       hideBanner();
       setState('Live', 'live');
-      // A viewer link only reads.
-      if (viewerLink === null) compose?.show();
       updateOlder();
     }
   });
