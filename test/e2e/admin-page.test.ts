@@ -25,9 +25,10 @@ interface Opened {
   errors: string[];
 }
 
-async function openAdmin(options: { clipboard?: boolean; dark?: boolean } = {}): Promise<Opened> {
+async function openAdmin(options: { clipboard?: boolean; dark?: boolean; phone?: boolean } = {}): Promise<Opened> {
   const context = await browser.newContext({
-    viewport: { width: 1200, height: 900 },
+    viewport: options.phone ? { width: 390, height: 844 } : { width: 1200, height: 900 },
+    ...(options.phone ? { isMobile: true, hasTouch: true } : {}),
     colorScheme: options.dark ? 'dark' : 'light',
   });
   if (options.clipboard) await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.baseUrl });
@@ -334,6 +335,49 @@ describe('the admin page', () => {
     expect(errors).toEqual([]);
     await context.close();
   });
+  it('fits a phone: the page never scrolls sideways, a wide table scrolls in its panel, ids on one line, actions side by side', async () => {
+    const room = await api.createRoom('Phone room', 'A topic long enough to need more than one line in a narrow column');
+    const hook = await api.createWebhook(room.id);
+    const { context, page, errors } = await openAdmin({ phone: true });
+    await signIn(page, server.adminToken);
+    await roomRow(page, 'Phone room').waitFor();
+    await webhookRow(page, `e2e ${room.id.slice(0, 8)}`).waitFor();
+
+    const measure = () =>
+      page.evaluate(`(() => {
+        const row = [...document.querySelectorAll('#rooms tbody tr')].find((r) => r.textContent.includes('Phone room'));
+        const id = row.querySelector('td code');
+        const actions = [...row.querySelectorAll('td.actions button, td.actions a')].map((b) => b.getBoundingClientRect());
+        const wrap = document.querySelector('#rooms').parentElement;
+        return {
+          page: [document.documentElement.scrollWidth, document.documentElement.clientWidth],
+          wrap: [wrap.scrollWidth, wrap.clientWidth],
+          idLines: id.getClientRects().length,
+          idText: id.textContent,
+          // Side by side: every action's box overlaps every other's height (one line of them, not a column).
+          actionsInOneLine: actions.length > 1 && Math.max(...actions.map((b) => b.top)) < Math.min(...actions.map((b) => b.bottom)),
+        };
+      })()`) as Promise<{ page: number[]; wrap: number[]; idLines: number; idText: string; actionsInOneLine: boolean }>;
+    const at = await measure();
+    expect(at.page[0]).toBeLessThanOrEqual(at.page[1]!);
+    expect(at.wrap[0]).toBeGreaterThan(at.wrap[1]!);
+    expect(at.idText).toBe(room.id);
+    expect(at.idLines).toBe(1);
+    expect(at.actionsInOneLine).toBe(true);
+
+    // What is off to the side is reached by scrolling the table: Manage opens the webhook.
+    const manage = webhookRow(page, `e2e ${room.id.slice(0, 8)}`).getByRole('button', { name: 'Manage' });
+    await manage.scrollIntoViewIfNeeded();
+    const box = (await manage.boundingBox())!;
+    expect(box.x).toBeGreaterThanOrEqual(0);
+    expect(box.x + box.width).toBeLessThanOrEqual(390);
+    await manage.click();
+    await page.locator('#detail').waitFor({ state: 'visible' });
+    expect(await page.locator('#detail-url').inputValue()).toBe(api.webhookUrl(hook));
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it('works from the keyboard: sign in, create a room, open a webhook and reach its URL without the mouse', async () => {
     const room = await api.createRoom('Keyboard room');
     await api.createWebhook(room.id);
