@@ -305,7 +305,42 @@ describe('jumping to a date from the room page', () => {
   it('is hidden on a wall screen, which is watched rather than searched', async () => {
     const { page } = await openRoom({ wall: true });
     expect(await page.locator('#history-tools').isVisible()).toBe(false);
+    expect(await page.locator('#tools-toggle').isVisible()).toBe(false);
     await page.close();
+  });
+
+  it('waits behind a History button on a phone, leaving the messages most of the screen; a wide window shows it at once', async () => {
+    const { page, probe } = await openRoom({ width: 390 });
+    const toggle = page.getByRole('button', { name: 'History' });
+    const field = page.getByLabel('Search messages');
+    expect(await field.isVisible()).toBe(false);
+    expect(await toggle.getAttribute('aria-expanded')).toBe('false');
+    // The sticky header: a fifth of the 900-pixel window at most (the tools' three rows made it a quarter).
+    expect((await page.locator('header').boundingBox())!.height).toBeLessThan(900 / 5);
+
+    await toggle.click();
+    expect(await toggle.getAttribute('aria-expanded')).toBe('true');
+    expect(await field.isVisible()).toBe(true);
+    expect(await page.evaluate('document.activeElement?.id')).toBe('search-q');
+    await page.keyboard.type('rollback');
+    await page.keyboard.press('Enter');
+    await waitFor(
+      'the results',
+      () => resultSeqs(page),
+      (seqs) => seqs.length > 0,
+    );
+    expect(await resultSeqs(page)).toEqual(expected('rollback').slice(0, SEARCH_PAGE));
+    await page.getByRole('button', { name: 'Back to live' }).click();
+    await toggle.click();
+    expect(await field.isVisible()).toBe(false);
+    expect(await toggle.getAttribute('aria-expanded')).toBe('false');
+    expect(probe.pageErrors).toEqual([]);
+    await page.close();
+
+    const wide = await openRoom({ width: 1100 });
+    expect(await wide.page.getByLabel('Search messages').isVisible()).toBe(true);
+    expect(await wide.page.locator('#tools-toggle').isVisible()).toBe(false);
+    await wide.page.close();
   });
 });
 

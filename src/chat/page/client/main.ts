@@ -53,6 +53,7 @@ const tokenInput = element('token', HTMLInputElement);
 const older = element('older', HTMLButtonElement);
 const marker = element('new-marker', HTMLButtonElement);
 const wallToggle = element('wall-toggle', HTMLButtonElement);
+const toolsToggle = element('tools-toggle', HTMLButtonElement);
 const banner = element('offline', HTMLElement);
 const bannerReason = element('offline-reason', HTMLElement);
 const bannerCountdown = element('offline-countdown', HTMLElement);
@@ -415,6 +416,12 @@ marker.addEventListener('click', () => {
   attention.atBottom();
 });
 wallToggle.addEventListener('click', () => setWall(!wall, true));
+// Narrow windows only (room.css): shows or hides the history tools, the search field ready to type in.
+toolsToggle.addEventListener('click', () => {
+  const open = document.documentElement.classList.toggle('tools-open');
+  toolsToggle.setAttribute('aria-expanded', String(open));
+  if (open) element('search-q', HTMLInputElement).focus();
+});
 
 if (roomId === undefined) {
   setState('No such room', 'offline');
