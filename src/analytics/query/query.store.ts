@@ -103,7 +103,7 @@ export async function readInto(
     const only = Array.isArray(from) ? from[0]! : undefined;
     const d1 = only ? only.d1 : (from as D1Database);
     const rolled = picked && (await readRollups([{ d1 }], spec, picked, aggregation, pacer, cells, takeTurn))[0]!.read;
-    if (!picked || rolled === CUBE_INCOMPLETE) {
+    if (!picked || rolled?.kind === 'cube-incomplete') {
       if (picked) source = 'raw (the dimension cube lacks earlier conversations)';
       await takeTurn?.();
       // The classes the database records are read by the estimate itself: one round trip for both.
@@ -116,8 +116,8 @@ export async function readInto(
   let partitions = all;
   if (picked) {
     const answered = await readRollups(all, spec, picked, aggregation, pacer, cells, takeTurn);
-    const names = answered.filter((a) => a.read === true).map((a) => a.target.name);
-    partitions = answered.filter((a) => a.read === CUBE_INCOMPLETE).map((a) => a.target);
+    const names = answered.filter((a) => a.read.kind === 'added' && a.read.any).map((a) => a.target.name);
+    partitions = answered.filter((a) => a.read.kind === 'cube-incomplete').map((a) => a.target);
     if (partitions.length === 0) return result(names);
     // Partitions whose cube lacks earlier conversations are read from their raw rows.
     source += ` + raw (the dimension cube of ${partitions.map((p) => p.name).join(', ')} lacks earlier conversations)`;
@@ -145,7 +145,7 @@ async function readRollups<T extends { d1: D1Database }>(
   pacer: Pacer,
   cells: CellBudget,
   takeTurn: (() => Promise<void>) | undefined,
-): Promise<{ target: T; read: boolean | typeof CUBE_INCOMPLETE }[]> {
+): Promise<{ target: T; read: Exclude<RollupRead, { kind: 'over' }> }[]> {
   const readEach = (list: readonly T[], budget: (t: T) => number) =>
     withProgress(
       () =>
@@ -159,7 +159,7 @@ async function readRollups<T extends { d1: D1Database }>(
     );
   const first = Math.min(cells.max, cells.alone);
   let answered = await readEach(targets, () => Math.floor(first / targets.length));
-  const over = answered.flatMap((a) => (isOver(a.read) ? [{ target: a.target, chars: a.read.over }] : []));
+  const over = answered.flatMap((a) => (a.read.kind === 'over' ? [{ target: a.target, chars: a.read.chars }] : []));
   if (over.length > 0) {
     const wanted = over.reduce((n, o) => n + o.chars, 0);
     if (cells.fetched + wanted > cells.max) throw tooManyRollupBytes(cells.max, cells.fetched + wanted);
@@ -170,11 +170,11 @@ async function readRollups<T extends { d1: D1Database }>(
       (t) => over.find((o) => o.target === t)!.chars + slack,
     );
     // Grown since they were measured (ingest meanwhile) past what is left.
-    const still = again.flatMap((a) => (isOver(a.read) ? [a.read.over] : []));
+    const still = again.flatMap((a) => (a.read.kind === 'over' ? [a.read.chars] : []));
     if (still.length > 0) throw tooManyRollupBytes(cells.max, cells.fetched + still.reduce((n, c) => n + c, 0));
     answered = answered.map((a) => again.find((b) => b.target === a.target) ?? a);
   }
-  return answered as { target: T; read: boolean | typeof CUBE_INCOMPLETE }[];
+  return answered as { target: T; read: Exclude<RollupRead, { kind: 'over' }> }[];
 }
 
 /** The raw path over several partitions: the ones whose span classes reach the interval; their names. */
@@ -241,19 +241,15 @@ interface CellBudget {
   alone: number;
 }
 
-/** readRollup's answer for a read past its budget: the characters of cells it would have returned. Nothing was added. */
-interface Over {
-  over: number;
-}
-
-const isOver = (read: unknown): read is Over => typeof read === 'object' && read !== null && 'over' in read;
-
 /**
- * readRollup's answer for a database whose dimension cube lacks conversations ingested before it or
- * before its latest generation (migrations 0016, 0018 and 0019 mark such a database with meta
- * `cube:incomplete`): nothing was added, read the raw rows instead.
+ * What one database's rollup read did:
+ * - `added`: its cells are in the aggregation; `any` says whether it held any cell of the query;
+ * - `cube-incomplete`: its dimension cube lacks conversations ingested before it or before its latest
+ *   generation (migrations 0016, 0018 and 0019 mark such a database with meta `cube:incomplete`):
+ *   nothing was added, read its raw rows instead;
+ * - `over`: past its budget, nothing was added; `chars` of cells is what it would have returned.
  */
-const CUBE_INCOMPLETE = 'incomplete' as const;
+type RollupRead = { kind: 'added'; any: boolean } | { kind: 'cube-incomplete' } | { kind: 'over'; chars: number };
 
 /** A span class present in a database, and the longest span seen in it (span-class.ts). */
 interface SpanClass {
@@ -402,7 +398,7 @@ async function readRollup(
   pacer: Pacer,
   progress: CellBudget,
   maxChars: number,
-): Promise<boolean | typeof CUBE_INCOMPLETE | Over> {
+): Promise<RollupRead> {
   const { sql, unpackedSql, params, dims, fixed, bucketsInSql, packedMetrics } = rollupQuery(spec, rollup, res, maxChars);
   // One array for every cell: Aggregation.add copies what it keeps.
   const values: DimValues = new Array(DIMENSIONS.length).fill(undefined);
@@ -417,12 +413,12 @@ async function readRollup(
   } catch (err) {
     if (!tooBig(err)) throw err;
     if (needsWholeCube(rollup, res) && (await d1.prepare(`SELECT 1 FROM meta WHERE key = ?1`).bind(CUBE_INCOMPLETE_KEY).first()) !== null)
-      return CUBE_INCOMPLETE;
+      return { kind: 'cube-incomplete' };
     const unpacked = await d1
       .prepare(unpackedSql)
       .bind(...params)
       .raw<(number | string | null)[]>();
-    if (unpacked.length > Math.floor(maxChars / UNPACKED_ROW_CHARS)) return { over: unpacked.length * UNPACKED_ROW_CHARS };
+    if (unpacked.length > Math.floor(maxChars / UNPACKED_ROW_CHARS)) return { kind: 'over', chars: unpacked.length * UNPACKED_ROW_CHARS };
     progress.fetched += unpacked.length * UNPACKED_ROW_CHARS;
     for (const row of unpacked) {
       const bucket = bucketsInSql ? (row[0] as number) : bucketIndex(spec.plan, row[0] as number);
@@ -447,13 +443,13 @@ async function readRollup(
       const pause = pacer.step();
       if (pause) await pause;
     }
-    return unpacked.length > 0;
+    return { kind: 'added', any: unpacked.length > 0 };
   }
   const at = rows.findIndex((row) => row[0] === -1);
-  if (needsWholeCube(rollup, res) && rows[at]![2] > 0) return CUBE_INCOMPLETE;
+  if (needsWholeCube(rollup, res) && rows[at]![2] > 0) return { kind: 'cube-incomplete' };
   const measured = rows.findIndex((row) => row[0] === OVER_SLOT);
   const chars = rows[measured]![1] as unknown as number;
-  if (chars > maxChars) return { over: chars };
+  if (chars > maxChars) return { kind: 'over', chars };
   progress.fetched += chars;
   const dictionary = JSON.parse(rows[at]![1]) as Record<number, string | string[]>;
   const metrics = packedMetrics.map((m) => m.metric);
@@ -503,8 +499,8 @@ async function readRollup(
     const pause = pacer.step(rows[r]![2] === 1 ? units : flat.length / cellStride);
     if (pause) await pause;
   }
-  // Whether the database held any cell of the query (a row besides the dictionary's and the measure).
-  return rows.length > 2;
+  // Any cell of the query: a row besides the dictionary's and the measure.
+  return { kind: 'added', any: rows.length > 2 };
 }
 
 /**
