@@ -21,7 +21,7 @@ import {
   type Body,
   type Verdict,
 } from './support/bodies';
-import { expectWellFormedAnswer, fuzz } from './support/fuzz';
+import { expectWellFormedAnswer, fuzz, fuzzTimeout } from './support/fuzz';
 
 const KIB = 1024;
 const PERMISSIONS = [
@@ -147,7 +147,7 @@ function tokenVerdict(body: Body): Outcome<{ name: string; permissions: string[]
 
 type TokenOp = { op: 'create'; body: Body } | { op: 'revoke'; target: number } | { op: 'revoke-strange'; id: string };
 
-describe('fuzzing tokens', () => {
+describe('fuzzing tokens', { timeout: fuzzTimeout(240_000) }, () => {
   it('answers every generated token request as the README says and lists exactly the accepted tokens', async () => {
     const opArb: fc.Arbitrary<TokenOp> = fc.oneof(
       { weight: 8, arbitrary: bodiesAround(tokenNear, 16 * KIB).map((body) => ({ op: 'create' as const, body })) },
@@ -201,7 +201,7 @@ describe('fuzzing tokens', () => {
       },
       { numRuns: 100, timeLimitMs: 45_000 },
     );
-  }, 240_000);
+  });
 });
 
 // -----------------------------------------------------------------------------------------------
@@ -262,7 +262,7 @@ const targetArb: fc.Arbitrary<Target> = fc.oneof(
 
 type RoomOp = { op: 'create'; body: Body } | { op: 'patch'; target: Target; body: Body } | { op: 'delete' | 'get'; target: Target };
 
-describe('fuzzing rooms', () => {
+describe('fuzzing rooms', { timeout: fuzzTimeout(240_000) }, () => {
   it('answers every generated room request as the README says and lists exactly the rooms it accepted', async () => {
     const opArb: fc.Arbitrary<RoomOp> = fc.oneof(
       { weight: 6, arbitrary: bodiesAround(roomNear, 64 * KIB).map((body) => ({ op: 'create' as const, body })) },
@@ -342,7 +342,7 @@ describe('fuzzing rooms', () => {
       },
       { numRuns: 100, timeLimitMs: 45_000 },
     );
-  }, 240_000);
+  });
 });
 
 // -----------------------------------------------------------------------------------------------
@@ -508,7 +508,7 @@ type HookOp =
   | { op: 'patch'; target: Target; body: Body }
   | { op: 'delete' | 'get' | 'rotate'; target: Target };
 
-describe('fuzzing webhooks', () => {
+describe('fuzzing webhooks', { timeout: fuzzTimeout(240_000) }, () => {
   const rooms = new Set<string>();
   let roomIds: string[] = [];
   beforeAll(async () => {
@@ -683,5 +683,5 @@ describe('fuzzing webhooks', () => {
       },
       { numRuns: 100, timeLimitMs: 45_000 },
     );
-  }, 240_000);
+  });
 });

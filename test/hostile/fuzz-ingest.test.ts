@@ -43,7 +43,7 @@ import {
   type Verdict,
 } from './support/bodies';
 import { call } from './support/client';
-import { expectWellFormedAnswer, fuzz } from './support/fuzz';
+import { expectWellFormedAnswer, fuzz, fuzzTimeout } from './support/fuzz';
 import { DAY } from './support/instants';
 import { Check, checkRecord, materialize, recordArb, wrongFor, type CaseContext } from './support/records';
 
@@ -172,7 +172,7 @@ function queriesFor(day: string): { query: AggregateQuery; source: RegExp }[] {
   ];
 }
 
-describe('fuzzing ingest', () => {
+describe('fuzzing ingest', { timeout: fuzzTimeout(300_000) }, () => {
   it('answers every generated ingest as the README says and stores exactly the observations of the accepted records', async () => {
     await fuzz(
       'ingest',
@@ -232,5 +232,5 @@ describe('fuzzing ingest', () => {
       },
       { numRuns: 100, timeLimitMs: 45_000 },
     );
-  }, 300_000);
+  });
 });

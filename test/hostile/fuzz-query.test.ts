@@ -31,7 +31,7 @@ import {
   type Body,
 } from './support/bodies';
 import { call } from './support/client';
-import { expectWellFormedAnswer, fieldNames, fuzz, FUZZ_SEED } from './support/fuzz';
+import { expectWellFormedAnswer, fieldNames, fuzz, FUZZ_SEED, fuzzTimeout } from './support/fuzz';
 import { DAY, Instant, writeInstant } from './support/instants';
 import { Check, checkRecord, materialize, recordArb } from './support/records';
 
@@ -459,7 +459,7 @@ function stripUndefined(q: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(q).filter(([, v]) => v !== undefined));
 }
 
-describe('fuzzing the aggregate query', () => {
+describe('fuzzing the aggregate query', { timeout: fuzzTimeout(300_000) }, () => {
   it('answers valid queries as the reference does, known faults with the documented error, and anything else with a well-formed answer', async () => {
     await fuzz(
       'aggregate query',
@@ -498,5 +498,5 @@ describe('fuzzing the aggregate query', () => {
     );
     // Querying stored nothing and changed nothing.
     expect(await datasetState()).toEqual({ answer: fixedAnswer, rows: rowCount });
-  }, 300_000);
+  });
 });

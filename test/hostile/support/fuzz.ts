@@ -115,6 +115,14 @@ export function fieldNames(res: Sent): string[] {
 }
 
 /**
+ * A fuzz test's own timeout: its fixed part and its generation time limit both grow with FUZZ_SCALE
+ * (a soak run at 10 generates for up to ten times as long, and a fixed timeout cut it short).
+ */
+export function fuzzTimeout(ms: number): number {
+  return ms * FUZZ_SCALE;
+}
+
+/**
  * Runs an async property `numRuns` times (scaled by FUZZ_SCALE) with the run's seed, printing the
  * seed first. `timeLimitMs` stops generating new cases (not a failure) so a slow CI machine cannot
  * time the test out; a failure found before it is still shrunk and reported.
