@@ -2,7 +2,7 @@
  * The local D1 database that `wrangler dev` serves, opened once for `npm run dev`'s set-up: the
  * migrations not yet applied, then the count of stored conversations.
  *
- * Why not `wrangler d1 migrations apply --local`: it starts a local runtime for each migration file (22
+ * Why not `wrangler d1 migrations apply --local`: it starts a local runtime for each migration file (21
  * of them, ~14 s on a fresh clone here, most of `npm run dev`'s time to serve). This opens one Miniflare
  * on the same file and applies them the way wrangler does, so that wrangler sees them as applied: each
  * file's statements and its row in `d1_migrations` in one batch (a transaction: a failing file leaves
