@@ -11,6 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
 import { simulateConversations } from './simulator';
 import { ingestOverHttp } from './dev/http-ingest';
 import { createChatDemo } from './dev/chat-demo';
@@ -83,7 +84,20 @@ async function loadDemoData(token: string): Promise<void> {
   );
 }
 
+/** Whether nothing listens on 127.0.0.1:port yet (wrangler dev would die on it with a runtime stack trace). */
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+}
+
 async function main(): Promise<void> {
+  if (!(await portFree(PORT))) {
+    log(`port ${PORT} on 127.0.0.1 is in use (another npm run dev or wrangler dev?): stop it, or run PORT=${PORT + 1} npm run dev`);
+    process.exit(1);
+  }
   const token = ensureDevVars();
   const local = await prepareLocalD1();
   if (local.applied.length > 0) log(`applied ${local.applied.length} migrations to the local D1 database`);
