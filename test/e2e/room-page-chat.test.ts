@@ -142,6 +142,27 @@ describe('talking in a room from its page', () => {
     await page.close();
   });
 
+  it('says a room has no message yet, with the compose box at the foot of the window, until the first arrives', async () => {
+    const room = await api.createRoom('quiet');
+    const hook = await api.createWebhook(room.id);
+    const writer = await api.createToken(['chat:read', 'chat:write']);
+    const { page } = await openRoom(room.id, writer);
+    const note = page.getByText('No messages yet.');
+    await note.waitFor({ state: 'visible' });
+    const foot = (await page.evaluate(
+      "(() => { const r = document.querySelector('#compose').getBoundingClientRect(); return [r.bottom, innerHeight, document.documentElement.scrollHeight]; })()",
+    )) as number[];
+    // At the foot (the body's 2rem of padding below it), and nothing to scroll.
+    expect(foot[1]! - foot[0]!).toBeGreaterThanOrEqual(0);
+    expect(foot[1]! - foot[0]!).toBeLessThanOrEqual(40);
+    expect(foot[2]).toBe(foot[1]);
+
+    await api.postOk(hook, 'the **first** one');
+    await item(page, 1).waitFor();
+    expect(await note.isVisible()).toBe(false);
+    await page.close();
+  });
+
   it('tells a token that may only read that posting needs chat:write, and keeps the text', async () => {
     const room = await api.createRoom('read only');
     const reader = await api.createToken(['chat:read']);

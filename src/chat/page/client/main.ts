@@ -51,6 +51,7 @@ const state = element('state', HTMLElement);
 const form = element('token-form', HTMLFormElement);
 const tokenInput = element('token', HTMLInputElement);
 const older = element('older', HTMLButtonElement);
+const emptyNote = element('empty', HTMLElement);
 const marker = element('new-marker', HTMLButtonElement);
 const wallToggle = element('wall-toggle', HTMLButtonElement);
 const toolsToggle = element('tools-toggle', HTMLButtonElement);
@@ -151,6 +152,9 @@ function updateOlder(): void {
   // After every flush: written only when it changes (each write would invalidate style).
   const hide = wall || messages.firstSeq <= 1;
   if (older.hidden !== hide) older.hidden = hide;
+  // A room without a message says so once the page is live (before, its replay may be on the way).
+  const none = !live || messages.lastSeq > 0;
+  if (emptyNote.hidden !== none) emptyNote.hidden = none;
 }
 
 function askToken(why: string): void {
