@@ -302,6 +302,18 @@ describe('jumping to a date from the room page', () => {
     await page.close();
   });
 
+  it('is hidden while the page asks for a token, and there once it is live', async () => {
+    const page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
+    await page.goto(`${server.baseUrl}/rooms/${room.id}`);
+    const field = page.getByLabel('Access token with chat:read');
+    await field.waitFor({ state: 'visible' });
+    expect(await page.locator('#history-tools').isVisible()).toBe(false);
+    await field.fill(token);
+    await page.getByRole('button', { name: 'Open room' }).click();
+    await page.getByLabel('Search messages').waitFor({ state: 'visible' });
+    await page.close();
+  });
+
   it('is hidden on a wall screen, which is watched rather than searched', async () => {
     const { page } = await openRoom({ wall: true });
     expect(await page.locator('#history-tools').isVisible()).toBe(false);
