@@ -271,6 +271,8 @@ const TABLE: Record<string, Row> = {
   'GET /rooms/:id': { needs: 'public', ok: 200, prepare: async () => ({ path: `/rooms/${ids.room}` }) },
   // Public: the admin page asks for a chat:admin token itself; the HTML holds nothing.
   'GET /admin': { needs: 'public', ok: 200, prepare: async () => ({ path: '/admin' }) },
+  // Public: the base URL redirects to the admin page.
+  'GET /': { needs: 'public', ok: 302, prepare: async () => ({ path: '/' }) },
   // Public: the URL's signature is the credential; any Authorization header is ignored. This Worker has no
   // IMAGE_PROXY_KEY, so 404 (with one: test/chat/image-proxy.test.ts).
   'GET /image-proxy': {
