@@ -57,7 +57,7 @@ async function main(): Promise<void> {
     persistTo = storeDir(`profile-${workload}`);
     rmSync(persistTo, { recursive: true, force: true });
     mkdirSync(persistTo, { recursive: true });
-    migrate(persistTo);
+    await migrate(persistTo);
   }
   const dev = await startDev({
     config: snapshot.config,

@@ -25,7 +25,7 @@ async function round(config: string, seconds: number, rate: number): Promise<{ p
   const persistTo = path.join(DATA_DIR, 'post-cpu-state');
   rmSync(persistTo, { recursive: true, force: true });
   mkdirSync(persistTo, { recursive: true });
-  migrate(persistTo);
+  await migrate(persistTo);
   const dev = await startDev({
     config,
     port: PORT,

@@ -322,7 +322,7 @@ async function main(): Promise<void> {
   const persistTo = values.persist ? path.resolve(values.persist) : findStoreDir(`d1-${specKey(spec)}`);
   if (!existsSync(path.join(persistTo, 'bench-ingested.json')))
     throw new Error(`no ingested data in ${persistTo}: run npm run bench first`);
-  migrate(persistTo);
+  await migrate(persistTo);
   const buildDir = values.snapshot ? path.resolve(values.snapshot) : path.join(DATA_DIR, 'build');
   const { config, builtAt } = snapshotWorker(buildDir, values.fresh !== true);
   const agentId = agents(spec)[0]!.id;

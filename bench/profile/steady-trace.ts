@@ -76,7 +76,7 @@ async function main(): Promise<void> {
   const persistTo = storeDir('steady-trace');
   rmSync(persistTo, { recursive: true, force: true });
   mkdirSync(persistTo, { recursive: true });
-  if (!floor) migrate(persistTo);
+  if (!floor) await migrate(persistTo);
   const viewers = new Viewers();
   await viewers.started();
   const dev = await startDev({

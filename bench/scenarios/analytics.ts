@@ -125,7 +125,7 @@ async function ingestOnDisk(ctx: AnalyticsContext, m: IngestMarker): Promise<voi
   const persistTo = storeDir(`d1-disk-${n}`, 'disk');
   rmSync(persistTo, { recursive: true, force: true });
   mkdirSync(persistTo, { recursive: true });
-  migrate(persistTo);
+  await migrate(persistTo);
   const bodies = prepareIngestBodies(firstOf(records(ctx.spec), n), { batchSize: 1000, total: n, label: 'ingest on disk' });
   const dev = await devFor(ctx, persistTo);
   let run: IngestRun;
@@ -155,7 +155,7 @@ async function ingestFresh(ctx: AnalyticsContext, persistTo: string, markerPath:
   rmSync(persistTo, { recursive: true, force: true });
   mkdirSync(persistTo, { recursive: true });
   progress(`ingest: migrating a fresh local D1 in ${persistTo}`);
-  migrate(persistTo);
+  await migrate(persistTo);
   const bodies = prepareIngestBodies(records(ctx.spec), { batchSize: 1000, total: ctx.spec.conversations, label: 'ingest' });
   const dev = await devFor(ctx, persistTo);
   try {
@@ -385,7 +385,7 @@ export async function queryScenario(ctx: AnalyticsContext): Promise<void> {
   if (!existsSync(path.join(persistTo, 'bench-ingested.json'))) throw new Error('no ingested data: run the ingest scenario first');
   // Data ingested by an earlier schema (--reuse) is upgraded the way a deployment's would be.
   progress('query: applying pending D1 migrations, if any');
-  migrate(persistTo);
+  await migrate(persistTo);
   // A migration that adds to the dimension cube marks the database incomplete (0016, 0018, 0019): a deployment
   // then answers from raw rows until the hourly cron's backfill is done. The queries are timed on a whole cube.
   if (queryLocal(persistTo, `SELECT 1 FROM meta WHERE key = '${CUBE_INCOMPLETE_KEY}'`).length > 0) {

@@ -483,7 +483,7 @@ async function phase(
 export async function attackScenario(o: AttackOptions, spec: SimSpec): Promise<void> {
   const persistTo = storeDir('attacks');
   rmSync(persistTo, { recursive: true, force: true });
-  migrate(persistTo);
+  await migrate(persistTo);
   let dev: DevServer | undefined;
   try {
     dev = await startDev({

@@ -329,7 +329,7 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
   const persistTo = storeDir('chat');
   rmSync(persistTo, { recursive: true, force: true });
   mkdirSync(persistTo, { recursive: true });
-  migrate(persistTo);
+  await migrate(persistTo);
   let dev: DevServer | undefined;
   let ceiling: DevServer | undefined;
   let diskDev: DevServer | undefined;
@@ -813,7 +813,7 @@ export async function chatScenario(o: ChatOptions): Promise<void> {
       const persistDisk = storeDir('chat', 'disk');
       rmSync(persistDisk, { recursive: true, force: true });
       mkdirSync(persistDisk, { recursive: true });
-      migrate(persistDisk);
+      await migrate(persistDisk);
       diskDev = await startDev({
         config: o.workerConfig,
         port: DISK_PORT,

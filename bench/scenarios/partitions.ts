@@ -60,7 +60,7 @@ export async function partitionsScenario(opts: PartitionsOptions): Promise<void>
     if (fresh) {
       rmSync(persistTo, { recursive: true, force: true });
       mkdirSync(persistTo, { recursive: true });
-      for (const binding of ['DB', 'P1', 'P2', 'P3']) migrate(persistTo, { binding, config });
+      for (const binding of ['DB', 'P1', 'P2', 'P3']) await migrate(persistTo, { binding, config });
     }
     const dev = await startDev({
       config,
