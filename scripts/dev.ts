@@ -11,11 +11,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { simulateConversations } from './simulator';
 import { ingestOverHttp } from './dev/http-ingest';
 import { createChatDemo } from './dev/chat-demo';
 import { prepareLocalD1 } from './dev/local-d1';
+import { portFree } from './dev/port';
 
 const PORT = Number(process.env.PORT ?? 8787);
 const BASE = `http://127.0.0.1:${PORT}`;
@@ -84,16 +84,8 @@ async function loadDemoData(token: string): Promise<void> {
   );
 }
 
-/** Whether nothing listens on 127.0.0.1:port yet (wrangler dev would die on it with a runtime stack trace). */
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const probe = createServer();
-    probe.once('error', () => resolve(false));
-    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
-  });
-}
-
 async function main(): Promise<void> {
+  // wrangler dev on a taken port builds, then dies with the runtime's stack trace: say it plainly first.
   if (!(await portFree(PORT))) {
     log(`port ${PORT} on 127.0.0.1 is in use (another npm run dev or wrangler dev?): stop it, or run PORT=${PORT + 1} npm run dev`);
     process.exit(1);

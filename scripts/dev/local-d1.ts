@@ -48,7 +48,7 @@ export async function prepareLocalD1(options: LocalD1Options = {}): Promise<Loca
   const config = unstable_readConfig({ config: configPath });
   const databases: D1Entry[] = config.d1_databases;
   const database = databases.find((d) => d.binding === binding);
-  if (!database) throw new Error(`wrangler.toml has no D1 binding ${binding}`);
+  if (!database) throw new Error(`${configPath} has no D1 binding ${binding}`);
   // The local database's key as wrangler dev derives it: the database id when one is set, else the binding.
   const id = database.preview_database_id ?? database.database_id ?? binding;
   const dir = path.resolve(path.dirname(configPath), database.migrations_dir ?? 'migrations');

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { inject } from 'vitest';
 import { prepareLocalD1 } from '../../../scripts/dev/local-d1';
+import { portFree } from '../../../scripts/dev/port';
 
 export const ROOT = path.resolve(import.meta.dirname, '../../..');
 const WRANGLER = path.join(ROOT, 'node_modules/wrangler/bin/wrangler.js');
@@ -50,14 +51,6 @@ function groupAlive(pgid: number): boolean {
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
-}
 
 /**
  * A port the system has just handed out as free. e2e files run two at a time (vitest.config.ts): a fixed

@@ -55,6 +55,7 @@ const emptyNote = element('empty', HTMLElement);
 const marker = element('new-marker', HTMLButtonElement);
 const wallToggle = element('wall-toggle', HTMLButtonElement);
 const toolsToggle = element('tools-toggle', HTMLButtonElement);
+const searchField = element('search-q', HTMLInputElement);
 const banner = element('offline', HTMLElement);
 const bannerReason = element('offline-reason', HTMLElement);
 const bannerCountdown = element('offline-countdown', HTMLElement);
@@ -424,7 +425,7 @@ wallToggle.addEventListener('click', () => setWall(!wall, true));
 toolsToggle.addEventListener('click', () => {
   const open = document.documentElement.classList.toggle('tools-open');
   toolsToggle.setAttribute('aria-expanded', String(open));
-  if (open) element('search-q', HTMLInputElement).focus();
+  if (open) searchField.focus();
 });
 
 if (roomId === undefined) {
@@ -454,7 +455,7 @@ if (roomId === undefined) {
     roomId,
     {
       searchForm: element('search', HTMLFormElement),
-      q: element('search-q', HTMLInputElement),
+      q: searchField,
       metadata: element('search-metadata', HTMLInputElement),
       metadataSeen: element('metadata-seen', HTMLDataListElement),
       jumpForm: element('jump', HTMLFormElement),
