@@ -1,7 +1,8 @@
 /// <reference types="vite/client" />
 /**
  * The 186 real conversation-detail records of test/fixtures/shared/genesys-details (see its README),
- * sent as the bytes they are: every well-formed one is stored, the one whose author typed 14 dates by
+ * sent as the bytes they are (an envelope of records, an async job's page, or one conversation as
+ * `GET …/conversations/{id}/details` answers it): every well-formed one is stored, the one whose author typed 14 dates by
  * hand is refused with the field named, and what is stored adds up to what the records say, counted
  * here by a plain walk over the JSON (not by the ingest code).
  */
@@ -41,11 +42,6 @@ interface DetailRecord {
   participants: { purpose: string; sessions?: Session[] }[];
 }
 
-/** A file as a body: the envelopes ({conversations, …}, an async job's page with `cursor`) as they are; a lone record wrapped. */
-function body(text: string): string {
-  return 'conversations' in JSON.parse(text) ? text : `{"conversations":[${text}]}`;
-}
-
 function records(text: string): DetailRecord[] {
   const parsed = JSON.parse(text) as { conversations?: DetailRecord[] } & DetailRecord;
   return parsed.conversations ?? [parsed];
@@ -76,7 +72,7 @@ describe('real Genesys conversation-detail records', () => {
     const stored = new Set<string>();
     for (const file of RECORD_FILES) {
       const list = records(file.text);
-      const res = await post(body(file.text));
+      const res = await post(file.text);
       if (file.name === HAND_EDITED) {
         expect(res.status, file.name).toBe(400);
         expect(res.body.code).toBe('invalid.date');
@@ -112,12 +108,42 @@ describe('real Genesys conversation-detail records', () => {
     expect(rows).toBe(ids.length);
   });
 
+  it('sends each file as it is: four are one conversation, not an envelope', async () => {
+    const lone = RECORD_FILES.filter((f) => !('conversations' in JSON.parse(f.text)));
+    expect(lone).toHaveLength(4);
+    for (const f of lone) expect(JSON.parse(f.text).conversationId, f.name).toEqual(expect.any(String));
+  });
+
+  it('refuses a body of neither shape, saying which shapes it takes and what it got', async () => {
+    const real = records(RECORD_FILES.find((f) => f.name.startsWith('xfaith4__GenesysCloud-API-Explorer_v3__'))!.text)[0]!;
+    const one = { ...real, conversationId: crypto.randomUUID() };
+    const cases: [string, string][] = [
+      [JSON.stringify([one]), 'got a JSON array'],
+      [JSON.stringify({ records: [one] }), 'got no "conversations"'],
+      [JSON.stringify({ conversations: one }), 'got "conversations" as an object'],
+      ['"conversations"', 'got "conversations"'],
+    ];
+    for (const [text, got] of cases) {
+      const res = await post(text);
+      expect(res.status, text.slice(0, 40)).toBe(400);
+      expect(res.body.code).toBe('invalid.value');
+      expect(res.body.message).toContain('Expected the records in "conversations"');
+      expect(res.body.message).toContain('or one conversation with its conversationId at the top level');
+      expect(res.body.message).toContain(got);
+      expect(res.body.details[0].fieldName).toBe('conversations');
+    }
+    const stored = await env.DB.prepare(`SELECT count(*) AS n FROM conversations WHERE ${CONVERSATION_ID_SQL} = ?`)
+      .bind(one.conversationId)
+      .first<number>('n');
+    expect(stored).toBe(0);
+  });
+
   it('takes each record alone too (as the issue measured them): 185 stored or already there, 1 refused', async () => {
     let ok = 0;
     let refused = 0;
     for (const file of RECORD_FILES)
       for (const r of records(file.text)) {
-        const res = await post(JSON.stringify({ conversations: [r] }));
+        const res = await post(JSON.stringify(r));
         if (res.status === 200) ok++;
         else {
           expect(res.status).toBe(400);
@@ -132,7 +158,7 @@ describe('real Genesys conversation-detail records', () => {
   it('answers counts and sums that match the records of the 148-conversation export, by media type', async () => {
     const file = RECORD_FILES.find((f) => f.name.startsWith('xfaith4__Genesys-API-Explorer__'))!;
     const list = records(file.text);
-    expect((await post(body(file.text))).status).toBe(200);
+    expect((await post(file.text)).status).toBe(200);
     // Expected, from the JSON: per media type, nOffered count and tHandle count/sum, by distinct observation.
     const want = new Map<string, { nOffered: number; handleCount: number; handleSum: number }>();
     const seen = new Set<string>();

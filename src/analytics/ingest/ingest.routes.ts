@@ -9,7 +9,7 @@ import { ANALYTICS_LIMITS } from '../limits';
 import { type AnalyticsStore, analyticsStore, partitionFor, type Partition } from '../partitions/partitions';
 import { ingestRouted, type RoutedRecords } from './observations.store';
 import { fastIngestBody } from './record.fast';
-import { type ConversationRecord, parseIngestBody, type RefusedRecord } from './record.schema';
+import { asBatch, type ConversationRecord, parseIngestBody, type RefusedRecord } from './record.schema';
 
 /** Refused records named in one answer (each in ErrorBody.errors[], its issues in details). */
 const MAX_REFUSED_LISTED = 100;
@@ -72,7 +72,7 @@ function routeRecords(store: AnalyticsStore, records: ConversationRecord[], now:
 
 /** A valid body takes the fast path; anything else is judged (and its error worded) by the zod schemas. */
 const validIngestBody = validator('json', (value) => {
-  const fast = fastIngestBody(value);
+  const fast = fastIngestBody(asBatch(value));
   if (fast) return fast;
   const parsed = parseIngestBody(value);
   if (parsed.ok) return { conversations: parsed.conversations };

@@ -106,14 +106,42 @@ const conversationRecordSchema = z.object({
 });
 
 /**
- * The body: a details-query answer `{conversations}` or an async details job's results page
- * `{conversations, cursor, dataAvailabilityDate}`; its other keys are ignored. Too many conversations
- * is a size problem (413), checked before any record is validated.
+ * One conversation, as `GET /api/v2/analytics/conversations/{conversationId}/details` answers it
+ * (its `conversationId` at the top, no `conversations`), is a batch of that one record: a user who
+ * exported a single conversation sends the file as it is. Any other body is returned unchanged.
+ */
+export function asBatch(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  return 'conversationId' in body && !('conversations' in body) ? { conversations: [body] } : body;
+}
+
+const SHAPES =
+  'Expected the records in "conversations" (a details query\'s answer or an async details job\'s results page), ' +
+  'or one conversation with its conversationId at the top level';
+
+/**
+ * The body: a details-query answer `{conversations}`, an async details job's results page
+ * `{conversations, cursor, dataAvailabilityDate}` (their other keys are ignored) or one record
+ * (`asBatch`). Too many conversations is a size problem (413), checked before any record is validated.
  */
 const envelope = <T extends z.ZodType>(record: T) =>
   z.preprocess(
-    (body, ctx) => {
+    (input, ctx) => {
+      const body = asBatch(input);
       const list = (body as { conversations?: unknown } | null)?.conversations;
+      if (!Array.isArray(list)) {
+        // Named for what was sent: "expected array, received undefined" told a user nothing.
+        const got =
+          typeof body !== 'object' || body === null
+            ? describeInput(body)
+            : Array.isArray(body)
+              ? 'a JSON array'
+              : list === undefined
+                ? 'no "conversations"'
+                : `"conversations" as ${describeInput(list)}`;
+        ctx.addIssue({ code: 'custom', path: ['conversations'], message: `${SHAPES}; got ${got}` });
+        return z.NEVER;
+      }
       if (Array.isArray(list) && list.length > L.maxConversationsPerIngest) {
         ctx.addIssue({
           code: 'custom',
