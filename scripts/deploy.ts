@@ -6,7 +6,7 @@
  * 2. D1 migrations, applied remotely before the code that needs them goes live: to DB and to every
  *    analytics partition ANALYTICS_PARTITIONS names (docs/analytics-storage.md, "Partitions"), whose
  *    configuration is checked first (each a [[d1_databases]] binding with its database_id).
- * 3. `wrangler deploy`: the Worker with both Durable Object classes and their migrations (wrangler.toml).
+ * 3. `wrangler deploy`: the Worker with its three Durable Object classes and their migrations (wrangler.toml).
  * Arguments after `--` go to `wrangler deploy` (e.g. `npm run deploy -- --dry-run`: nothing is created,
  * migrated or uploaded).
  */
