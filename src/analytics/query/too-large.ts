@@ -78,7 +78,7 @@ export function tooManyRawConversations(max: number): DomainError {
     `The query would read more than ${max.toLocaleString('en-US')} conversations from the raw observations ` +
       '(they are read when the rollups cannot answer: two dimensions other than mediaType, direction, queueId and userId ' +
       'together or one of them with direction, queueId or userId, ids such as conversationId, buckets not aligned to 15 ' +
-      `minutes (to hours for the dimensions beyond those four), userId in buckets under an hour, metric predicates, views). ${NARROW} ${BY_JOB}`,
+      `minutes (to hours for the dimensions beyond those four), metric predicates, views). ${NARROW} ${BY_JOB}`,
     'time',
   );
 }
