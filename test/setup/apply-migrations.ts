@@ -1,5 +1,7 @@
 import { applyD1Migrations, env } from 'cloudflare:test';
+import { afterEach } from 'vitest';
 import { analyticsStore } from '../../src/analytics/partitions/partitions';
+import { settleBackground } from '../hostile/support/background';
 
 /**
  * Runs before each test file. Files of a project share one workerd (isolate: false in vitest.config.ts:
@@ -24,3 +26,7 @@ async function migratedAndEmpty(db: D1Database): Promise<void> {
 
 await migratedAndEmpty(env.DB);
 for (const p of analyticsStore(env).partitions) if (p.name !== 'DB') await migratedAndEmpty(p.d1);
+
+// The direct client's requests leave their waitUntil work running (test/hostile/support/background.ts):
+// it ends with the test that started it.
+afterEach(settleBackground);

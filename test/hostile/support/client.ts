@@ -7,6 +7,7 @@
 import { createExecutionContext, env, waitOnExecutionContext } from 'cloudflare:test';
 import worker from '../../../src/index';
 import { ADMIN_TOKEN, BASE, type Sent } from '../../helpers';
+import { inBackground } from './background';
 
 export interface CallOptions {
   /** Bearer token; `null` sends no Authorization header; default ADMIN_TOKEN. */
@@ -36,6 +37,7 @@ export async function callRaw(method: string, path: string, opts: CallOptions = 
   }
   const ctx = createExecutionContext();
   const res = await worker.fetch(new Request(BASE + path, { method, headers, body }), env, ctx);
-  await waitOnExecutionContext(ctx);
+  // Answered: its waitUntil work goes on beside the next requests (background.ts).
+  inBackground(waitOnExecutionContext(ctx));
   return res;
 }
