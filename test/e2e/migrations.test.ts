@@ -7,12 +7,17 @@
  * agg_media's half hours, computed here independently from the quarter hours; 0005 packs agg_user
  * (one row per key, four columns per agent metric) and keeps only the agent metrics' cells; 0007 keeps
  * every webhook's id and settings and every message, and retires the old URLs (no posting secret).
+ *
+ * Only the migrations go through wrangler (what is tested); rows are written and read in one local
+ * runtime on wrangler's own database file (`db`), each start of wrangler costing seconds.
  */
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Miniflare } from 'miniflare';
 import { afterAll, describe, expect, it } from 'vitest';
+import { unstable_splitSqlQuery } from 'wrangler';
 import { METRICS } from '../../src/analytics/catalog';
 import { AGG_USER_METRICS } from '../../src/db/packed-columns';
 
@@ -21,6 +26,7 @@ const WRANGLER = path.join(ROOT, 'node_modules/wrangler/bin/wrangler.js');
 const dir = mkdtempSync(path.join(tmpdir(), 'sb-migrations-'));
 const migrationsDir = path.join(dir, 'migrations');
 const persist = path.join(dir, 'state');
+const DATABASE_ID = '00000000-0000-4000-8000-000000000000';
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -40,16 +46,38 @@ function wrangler(...args: string[]): string {
   return run.stdout;
 }
 
-function query<T>(sql: string): T[] {
-  return queries<[T]>(sql)[0];
+/** The database wrangler migrates (its local file for database_id, under --persist-to), opened in one local runtime. */
+async function db<T>(use: (d1: D1Database) => Promise<T>): Promise<T> {
+  const mf = new Miniflare({
+    modules: true,
+    script: 'export default { fetch() { return new Response(null, { status: 404 }); } }',
+    d1Databases: { DB: DATABASE_ID },
+    d1Persist: path.join(persist, 'v3', 'd1'),
+  });
+  try {
+    return await use(await mf.getD1Database('DB'));
+  } finally {
+    // Closed before wrangler opens the file again.
+    await mf.dispose();
+  }
 }
 
-/** Several statements in one `wrangler d1 execute` (each start of wrangler costs seconds): one result list per statement. */
-function queries<T extends unknown[]>(...sql: string[]): { [K in keyof T]: T[K][] } {
-  const out = wrangler('d1', 'execute', 'DB', '--json', '--command', sql.join('\n'));
-  const parsed = JSON.parse(out.slice(out.indexOf('['))) as { results: unknown[] }[];
-  expect(parsed).toHaveLength(sql.length);
-  return parsed.map((p) => p.results) as { [K in keyof T]: T[K][] };
+/** Statements (split as wrangler's `d1 execute` splits them) in one batch. */
+function execute(sql: string): Promise<unknown> {
+  return db((d1) => d1.batch(unstable_splitSqlQuery(sql).map((statement) => d1.prepare(statement))));
+}
+
+async function query<T>(sql: string): Promise<T[]> {
+  return (await queries<[T]>(sql))[0];
+}
+
+/** One result list per statement. */
+function queries<T extends unknown[]>(...sql: string[]): Promise<{ [K in keyof T]: T[K][] }> {
+  return db(async (d1) => {
+    const out: unknown[][] = [];
+    for (const statement of sql) out.push((await d1.prepare(statement).all()).results);
+    return out as { [K in keyof T]: T[K][] };
+  });
 }
 
 /** Copies the project's migrations up to and including `last` (file name prefix) into the temp config. */
@@ -98,27 +126,23 @@ function insertSql(table: string, rows: object[]): string {
 const ORDER = 'ORDER BY res, slot, metric, media';
 
 describe('migration 0003 on a database with data', () => {
-  it('keeps every rollup row (agg_user without its 15-minute cells), clusters the rollups on their keys and keeps the raw store', () => {
+  it('keeps every rollup row (agg_user without its 15-minute cells), clusters the rollups on their keys and keeps the raw store', async () => {
     writeFileSync(
       path.join(dir, 'wrangler.toml'),
-      `name = "migration-check"\nmain = "x.js"\ncompatibility_date = "2026-04-01"\n[[d1_databases]]\nbinding = "DB"\ndatabase_name = "switchboard"\ndatabase_id = "00000000-0000-4000-8000-000000000000"\nmigrations_dir = "migrations"\n`,
+      `name = "migration-check"\nmain = "x.js"\ncompatibility_date = "2026-04-01"\n[[d1_databases]]\nbinding = "DB"\ndatabase_name = "switchboard"\ndatabase_id = "${DATABASE_ID}"\nmigrations_dir = "migrations"\n`,
     );
     stageMigrationsThrough('0002');
     wrangler('d1', 'migrations', 'apply', 'DB');
     const conversation = `INSERT INTO conversations (id, first_emit, last_emit, version, data) VALUES ('c-old', 1763000000000, 1763000060000, 1, '{"kept":"as written"}');`;
-    wrangler(
-      'd1',
-      'execute',
-      'DB',
-      '--command',
+    await execute(
       [insertSql('agg_media', mediaRows), insertSql('agg_queue', queueRows), insertSql('agg_user', userRows), conversation].join('\n'),
     );
-    expect(query<{ n: number }>('SELECT count(*) AS n FROM agg_user')[0]!.n).toBe(36);
+    expect((await query<{ n: number }>('SELECT count(*) AS n FROM agg_user'))[0]!.n).toBe(36);
 
     stageMigrationsThrough('0003');
     wrangler('d1', 'migrations', 'apply', 'DB');
 
-    const [media, queue, user, schema, autoIndexes, conversations] = queries<
+    const [media, queue, user, schema, autoIndexes, conversations] = await queries<
       [Cell, QueueCell, UserCell, { name: string; sql: string }, { n: number }, { data: string }]
     >(
       `SELECT res, slot, metric, media, cnt, sum, mn, mx FROM agg_media ${ORDER};`,
@@ -140,7 +164,7 @@ describe('migration 0003 on a database with data', () => {
     expect(conversations).toEqual([{ data: '{"kept":"as written"}' }]);
   });
 
-  it('0004 adds agg_media half hours built exactly from its quarter hours, leaving every other row as it was', () => {
+  it('0004 adds agg_media half hours built exactly from its quarter hours, leaving every other row as it was', async () => {
     const halfHours = new Map<string, Cell>();
     for (const r of mediaRows.filter((r) => r.res === 15)) {
       const slot = Math.floor(r.slot / 1_800_000) * 1_800_000;
@@ -163,7 +187,7 @@ describe('migration 0003 on a database with data', () => {
     wrangler('d1', 'migrations', 'apply', 'DB');
 
     const byKey = (a: Cell, b: Cell) => a.res - b.res || a.slot - b.slot || a.metric - b.metric || a.media - b.media;
-    const [media, queueCount, userCount] = queries<[Cell, { n: number }, { n: number }]>(
+    const [media, queueCount, userCount] = await queries<[Cell, { n: number }, { n: number }]>(
       `SELECT res, slot, metric, media, cnt, sum, mn, mx FROM agg_media ${ORDER};`,
       'SELECT count(*) AS n FROM agg_queue;',
       'SELECT count(*) AS n FROM agg_user;',
@@ -173,7 +197,7 @@ describe('migration 0003 on a database with data', () => {
     expect(userCount[0]!.n).toBe(userRows.filter((r) => r.res !== 15).length);
   });
 
-  it('0005 packs agg_user: every cell of an agent metric kept exactly in its row, the other metrics left out', () => {
+  it('0005 packs agg_user: every cell of an agent metric kept exactly in its row, the other metrics left out', async () => {
     // The agent metrics of 0005 are the columns of agg_user (db/packed-columns.ts).
     const packed = new Set<string>(AGG_USER_METRICS);
     const agent = (metric: number) => packed.has(METRICS[metric]!.name);
@@ -215,12 +239,12 @@ describe('migration 0003 on a database with data', () => {
       }
     }
     expect(cells.some((c) => !agent(c.metric))).toBe(true);
-    wrangler('d1', 'execute', 'DB', '--command', `DELETE FROM agg_user; ${insertSql('agg_user', cells)}`);
+    await execute(`DELETE FROM agg_user; ${insertSql('agg_user', cells)}`);
 
     stageMigrationsThrough('0005');
     wrangler('d1', 'migrations', 'apply', 'DB');
 
-    const [rows, schema, queueCount] = queries<[Record<string, number | null>, { name: string; sql: string }, { n: number }]>(
+    const [rows, schema, queueCount] = await queries<[Record<string, number | null>, { name: string; sql: string }, { n: number }]>(
       'SELECT * FROM agg_user ORDER BY res, slot, media, direction, queue, user;',
       "SELECT name, sql FROM sqlite_schema WHERE tbl_name = 'agg_user' ORDER BY name;",
       'SELECT count(*) AS n FROM agg_queue;',
@@ -275,7 +299,7 @@ describe('migration 0003 on a database with data', () => {
     expect(queueCount[0]!.n).toBe(queueRows.length);
   });
 
-  it('0007 keeps every webhook (id, settings) and message as they were, and gives none a posting secret (old URLs retired)', () => {
+  it('0007 keeps every webhook (id, settings) and message as they were, and gives none a posting secret (old URLs retired)', async () => {
     const hook = {
       id: '0d6f0000-0000-4000-8000-000000000001',
       id_hash: 'ab'.repeat(32),
@@ -303,11 +327,7 @@ describe('migration 0003 on a database with data', () => {
     const sqlValue = (v: unknown) => (v === null ? 'NULL' : typeof v === 'number' ? String(v) : `'${String(v).replace(/'/g, "''")}'`);
     const insert = (table: string, row: Record<string, unknown>) =>
       `INSERT INTO ${table} (${Object.keys(row).join(', ')}) VALUES (${Object.values(row).map(sqlValue).join(', ')});`;
-    wrangler(
-      'd1',
-      'execute',
-      'DB',
-      '--command',
+    await execute(
       [
         `INSERT INTO rooms (id, name, topic, created_at, updated_at) VALUES ('${hook.room_id}', 'room', NULL, '${hook.created_at}', '${hook.created_at}');`,
         insert('webhooks', hook),
@@ -318,7 +338,7 @@ describe('migration 0003 on a database with data', () => {
     stageMigrationsThrough('0007');
     wrangler('d1', 'migrations', 'apply', 'DB');
 
-    const [hooks, messages, indexes] = queries<[Record<string, unknown>, Record<string, unknown>, { name: string; sql: string }]>(
+    const [hooks, messages, indexes] = await queries<[Record<string, unknown>, Record<string, unknown>, { name: string; sql: string }]>(
       'SELECT * FROM webhooks;',
       'SELECT * FROM messages;',
       "SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'webhooks' AND sql IS NOT NULL ORDER BY name;",
@@ -332,7 +352,7 @@ describe('migration 0003 on a database with data', () => {
 });
 
 describe('migration 0020 on a database with data', () => {
-  it('sets each compaction watermark just past the last slot its resolution holds, and 0 where it holds none', () => {
+  it('sets each compaction watermark just past the last slot its resolution holds, and 0 where it holds none', async () => {
     stageMigrationsThrough('0019');
     wrangler('d1', 'migrations', 'apply', 'DB');
     // Cube rows of two dimensions and a projection's, keyed by dim or proj first (the migration seeks each).
@@ -341,11 +361,7 @@ describe('migration 0020 on a database with data', () => {
       { dim: 12, slot: 1_762_992_000_000 + 3 * day },
       { dim: 66, slot: 1_762_992_000_000 + 5 * day },
     ];
-    wrangler(
-      'd1',
-      'execute',
-      'DB',
-      '--command',
+    await execute(
       [
         ...cube.map(
           (c) =>
@@ -356,7 +372,7 @@ describe('migration 0020 on a database with data', () => {
     );
     stageMigrationsThrough('0020');
     wrangler('d1', 'migrations', 'apply', 'DB');
-    const marks = query<{ key: string; value: number }>("SELECT key, value FROM meta WHERE key LIKE 'compacted:%' ORDER BY key;");
+    const marks = await query<{ key: string; value: number }>("SELECT key, value FROM meta WHERE key LIKE 'compacted:%' ORDER BY key;");
     const past = (rows: Cell[], res: number) => Math.max(...rows.filter((r) => r.res === res).map((r) => r.slot)) + res * 60_000;
     // agg_media's half hours are 0004's, from its quarter hours: the last one starts at the half hour holding the last quarter hour.
     const lastQuarter = Math.max(...mediaRows.filter((r) => r.res === 15).map((r) => r.slot));
