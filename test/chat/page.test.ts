@@ -1,6 +1,6 @@
 import { env, exports } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createChatDemo } from '../../scripts/dev/chat-demo';
+import { createChatDemo, DEMO_POSTS } from '../../scripts/dev/chat-demo';
 import { WEBHOOK_KINDS } from '../../src/chat/limits';
 import { avatarHue, initialOf, levelOf, loadableIcon, senderOf, withIdentity } from '../../src/chat/page/client/sender';
 import { ago, dayKey, dayLabel, messageTime, timeStillMoves } from '../../src/chat/page/client/time-format';
@@ -185,8 +185,26 @@ describe('the dev chat demo', () => {
   it('creates the Demo room and a generic webhook once, then finds them again', async () => {
     vi.spyOn(globalThis, 'fetch').mockImplementation((input, init) => exports.default.fetch(new Request(input as RequestInfo, init)));
     const first = await createChatDemo(BASE, ADMIN_TOKEN);
+    // The empty room got its first messages, each from a webhook of its own kind, in order.
+    const seeded = (await history(first.roomId, '?limit=500')).body.entities as {
+      seq: number;
+      markdown: string;
+      level: string;
+      sender: { name: string };
+    }[];
+    expect(seeded.map((m) => [m.seq, m.sender.name, m.level])).toEqual([
+      [1, 'Demo generic webhook', 'success'],
+      [2, 'Demo Jenkins', 'critical'],
+      [3, 'Demo alerts (Slack format)', 'warning'],
+    ]);
+    expect(seeded[0]!.markdown).toBe((DEMO_POSTS[0]!.body as { message: string }).message);
+    expect(seeded[1]!.markdown).toMatch(/switchboard-main.*#42[\s\S]*FAILURE/);
+    expect(seeded[2]!.markdown).toContain('HighLatency checkout');
+    expect(seeded[2]!.markdown).toContain('p99 latency above 800 ms for 10 minutes');
     const again = await createChatDemo(`${BASE}/`, ADMIN_TOKEN);
     expect(again).toEqual(first);
+    // Not seeded again: the room has messages.
+    expect((await history(first.roomId, '?limit=500')).body.entities).toHaveLength(3);
     expect(first.pageUrl).toBe(`${BASE}/rooms/${first.roomId}`);
     expect(first.webhookUrl).toMatch(new RegExp(`^${BASE}/webhooks/api/v1/webhook/[0-9a-f-]{36}$`));
     expect(first.curl).toContain(first.webhookUrl);
