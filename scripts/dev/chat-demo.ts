@@ -99,7 +99,7 @@ export async function createChatDemo(
   const rooms = await api<{ entities: Room[] }>(base, adminToken, 'GET', '/api/v1/rooms');
   const room =
     rooms.entities.find((r) => r.name === DEMO_ROOM) ??
-    (await api<Room>(base, adminToken, 'POST', '/api/v1/rooms', { name: DEMO_ROOM, topic: 'Messages posted to the demo webhook' }));
+    (await api<Room>(base, adminToken, 'POST', '/api/v1/rooms', { name: DEMO_ROOM, topic: 'Messages posted to the demo webhooks' }));
 
   const hooks = await api<{ entities: Webhook[] }>(base, adminToken, 'GET', '/api/v1/webhooks');
   let hook = hooks.entities.find((h) => h.roomId === room.id && h.kind === 'generic' && h.name === DEMO_WEBHOOK);
