@@ -67,6 +67,14 @@ afterAll(async () => {
   await closeTestbed({ server, browser });
 });
 
+/**
+ * In the page: how many distinct top and bottom edges the cells of each row of the rooms and webhooks
+ * tables have (distinct counts over all rows). [1]: every cell spans its row exactly, so the row's
+ * borders are straight lines (a cell laid out as anything but a table cell ends short of them).
+ */
+const CELL_EDGES = `[...new Set([...document.querySelectorAll('#rooms tbody tr, #webhooks tbody tr')].map(
+  (tr) => new Set([...tr.cells].map((td) => { const r = td.getBoundingClientRect(); return Math.round(r.top * 2) + '/' + Math.round(r.bottom * 2); })).size))]`;
+
 describe('the admin page', () => {
   it('refuses a token without chat:admin, and an unknown one, readably; the token never reaches the URL or storage', async () => {
     const reader = await api.createToken(['chat:read']);
@@ -335,6 +343,17 @@ describe('the admin page', () => {
     expect(errors).toEqual([]);
     await context.close();
   });
+  it('draws each table row as one line of cells: a cell of buttons ends where its row does', async () => {
+    const room = await api.createRoom('Tall row', 'A topic that wraps onto several lines in the topic column. '.repeat(4).trim());
+    await api.createWebhook(room.id);
+    const { context, page, errors } = await openAdmin({});
+    await signIn(page, server.adminToken);
+    await roomRow(page, 'Tall row').waitFor();
+    await webhookRow(page, `e2e ${room.id.slice(0, 8)}`).waitFor();
+    expect(await page.evaluate(CELL_EDGES)).toEqual([1]);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
   it('fits a phone: the page never scrolls sideways, a wide table scrolls in its panel, ids on one line, actions side by side', async () => {
     const room = await api.createRoom('Phone room', 'A topic long enough to need more than one line in a narrow column');
     const hook = await api.createWebhook(room.id);
@@ -356,14 +375,23 @@ describe('the admin page', () => {
           idText: id.textContent,
           // Side by side: every action's box overlaps every other's height (one line of them, not a column).
           actionsInOneLine: actions.length > 1 && Math.max(...actions.map((b) => b.top)) < Math.min(...actions.map((b) => b.bottom)),
+          cellEdges: ${CELL_EDGES},
         };
-      })()`) as Promise<{ page: number[]; wrap: number[]; idLines: number; idText: string; actionsInOneLine: boolean }>;
+      })()`) as Promise<{
+        page: number[];
+        wrap: number[];
+        idLines: number;
+        idText: string;
+        actionsInOneLine: boolean;
+        cellEdges: number[];
+      }>;
     const at = await measure();
     expect(at.page[0]).toBeLessThanOrEqual(at.page[1]!);
     expect(at.wrap[0]).toBeGreaterThan(at.wrap[1]!);
     expect(at.idText).toBe(room.id);
     expect(at.idLines).toBe(1);
     expect(at.actionsInOneLine).toBe(true);
+    expect(at.cellEdges).toEqual([1]);
 
     // What is off to the side is reached by scrolling the table: Manage opens the webhook.
     const manage = webhookRow(page, `e2e ${room.id.slice(0, 8)}`).getByRole('button', { name: 'Manage' });

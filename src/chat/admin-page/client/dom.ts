@@ -25,6 +25,14 @@ export function button(text: string, label: string, onClick: () => void, classNa
   return b;
 }
 
+/**
+ * A table cell of a row's actions. The cell stays a table cell and a box inside it lays them out:
+ * a cell made a flex box itself ends short of its row, and the row's borders step around it.
+ */
+export function actionsCell(...actions: Child[]): HTMLTableCellElement {
+  return h('td', { class: 'actions' }, h('div', { class: 'actions' }, ...actions));
+}
+
 /** Disables a control while an action runs, so a double click does not send twice. */
 export async function busy<T>(control: HTMLButtonElement, action: () => Promise<T>): Promise<T> {
   control.disabled = true;

@@ -8,7 +8,7 @@
  */
 import { WEBHOOK_KINDS, type WebhookKind } from '../../limits';
 import { AdminApi, type DeliveryEntry, type Problem, type Room, SIGNED_KINDS, testPost, type Webhook } from './api';
-import { busy, button, element, h } from './dom';
+import { actionsCell, busy, button, element, h } from './dom';
 import { clockText, deliveryError, problemText, statusClass, whenText } from './format';
 import { setUpViewerLinks } from './viewer-links';
 
@@ -174,9 +174,7 @@ function renderRooms(): void {
 function roomRow(room: Room): HTMLTableRowElement {
   const link = h('a', { href: `/rooms/${room.id}`, target: '_blank', rel: 'noopener' }, 'Open page');
   const copy = button('Copy link', `Copy the page link of room ${room.name}`, () => void copyText(roomPageUrl(room.id), null));
-  const actions = h(
-    'td',
-    { class: 'actions' },
+  const actions = actionsCell(
     link,
     copy,
     button('Viewer links', `Viewer links of room ${room.name}`, () => viewerLinks.open(room)),
@@ -316,11 +314,7 @@ function webhookRow(hook: Webhook): HTMLTableRowElement {
       { class: 'last-delivery nowrap' },
       last === null ? 'never' : h('time', { datetime: last, title: new Date(last).toLocaleString() }, whenText(last)),
     ),
-    h(
-      'td',
-      { class: 'actions' },
-      button('Manage', `Manage webhook ${hook.name}`, () => openPanel(hook.id)),
-    ),
+    actionsCell(button('Manage', `Manage webhook ${hook.name}`, () => openPanel(hook.id))),
   );
 }
 

@@ -4,7 +4,7 @@
  * rotation: the panel shows it then, once, with a Copy button.
  */
 import type { AdminApi, Problem, Room, ViewerLink, ViewerLinkWithSecret } from './api';
-import { busy, button, element, h } from './dom';
+import { actionsCell, busy, button, element, h } from './dom';
 import { problemText, whenText } from './format';
 
 export interface ViewerLinksDeps {
@@ -86,9 +86,7 @@ export function setUpViewerLinks(deps: ViewerLinksDeps): ViewerLinksPanel {
         link.rotatedAt !== null && when(link.rotatedAt, ''),
       ),
       h('td', { class: 'nowrap' }, when(link.lastUsedAt, 'never')),
-      h(
-        'td',
-        { class: 'actions' },
+      actionsCell(
         button('Rotate', `Rotate viewer link ${link.label}`, () => void rotate(link)),
         button('Revoke', `Revoke viewer link ${link.label}`, () => void revoke(link), 'danger'),
       ),
