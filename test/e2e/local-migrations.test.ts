@@ -8,10 +8,10 @@
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Miniflare } from 'miniflare';
 import { afterAll, describe, expect, it } from 'vitest';
 import { prepareLocalD1 } from '../../scripts/dev/local-d1';
 import { ROOT, wranglerSync } from './support/dev-server';
+import { withLocalD1 } from './support/local-d1';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'sb-local-migrations-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -28,22 +28,13 @@ interface SchemaRow {
 
 /** The schema (every object wrangler and SQLite keep, but the migration table's timestamps) and the recorded migrations. */
 async function readDatabase(persistTo: string, id = 'DB'): Promise<{ schema: SchemaRow[]; migrations: string[] }> {
-  const mf = new Miniflare({
-    modules: true,
-    script: 'export default {}',
-    d1Databases: { DB: id },
-    d1Persist: path.join(persistTo, 'v3', 'd1'),
-  });
-  try {
-    const db = await mf.getD1Database('DB');
+  return withLocalD1(persistTo, id, async (db) => {
     const schema = await db
       .prepare(`SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' ORDER BY type, name`)
       .all<SchemaRow>();
     const migrations = await db.prepare('SELECT name FROM d1_migrations ORDER BY id').all<{ name: string }>();
     return { schema: schema.results, migrations: migrations.results.map((r: { name: string }) => r.name) };
-  } finally {
-    await mf.dispose();
-  }
+  });
 }
 
 /** Whitespace inside stored SQL text is the statement's own; compare it as SQLite keeps it, trimmed. */

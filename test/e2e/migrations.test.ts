@@ -15,11 +15,11 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Miniflare } from 'miniflare';
 import { afterAll, describe, expect, it } from 'vitest';
 import { unstable_splitSqlQuery } from 'wrangler';
 import { METRICS } from '../../src/analytics/catalog';
 import { AGG_USER_METRICS } from '../../src/db/packed-columns';
+import { withLocalD1 } from './support/local-d1';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const WRANGLER = path.join(ROOT, 'node_modules/wrangler/bin/wrangler.js');
@@ -47,19 +47,8 @@ function wrangler(...args: string[]): string {
 }
 
 /** The database wrangler migrates (its local file for database_id, under --persist-to), opened in one local runtime. */
-async function db<T>(use: (d1: D1Database) => Promise<T>): Promise<T> {
-  const mf = new Miniflare({
-    modules: true,
-    script: 'export default { fetch() { return new Response(null, { status: 404 }); } }',
-    d1Databases: { DB: DATABASE_ID },
-    d1Persist: path.join(persist, 'v3', 'd1'),
-  });
-  try {
-    return await use(await mf.getD1Database('DB'));
-  } finally {
-    // Closed before wrangler opens the file again.
-    await mf.dispose();
-  }
+function db<T>(use: (d1: D1Database) => Promise<T>): Promise<T> {
+  return withLocalD1(persist, DATABASE_ID, use);
 }
 
 /** Statements (split as wrangler's `d1 execute` splits them) in one batch. */
