@@ -142,7 +142,7 @@ const envelope = <T extends z.ZodType>(record: T) =>
         ctx.addIssue({ code: 'custom', path: ['conversations'], message: `${SHAPES}; got ${got}` });
         return z.NEVER;
       }
-      if (Array.isArray(list) && list.length > L.maxConversationsPerIngest) {
+      if (list.length > L.maxConversationsPerIngest) {
         ctx.addIssue({
           code: 'custom',
           path: ['conversations'],
