@@ -120,7 +120,7 @@ beforeAll(async () => {
   gapEnd = new Date(Math.floor(Date.parse(lastBefore.createdAt) / 1000) * 1000 + 1000);
   await new Promise((resolve) => setTimeout(resolve, Math.max(0, gapEnd.getTime() - Date.now()) + 300));
   for (let i = BEFORE_GAP + 1; i <= BEFORE_GAP + AFTER_GAP; i++) await post(textOf(i), metadataOf(i));
-}, 120_000);
+});
 
 afterAll(async () => {
   await closeTestbed({ server, browser });

@@ -21,11 +21,27 @@ export interface Delivery {
   seq: number | null;
 }
 
+/**
+ * How long one request may take. A request that never finishes would otherwise hold its test until the
+ * hook's or test's timeout, which says nothing of where it stood (a CI run's set-up of 170 posts did).
+ */
+const REQUEST_TIMEOUT_MS = 30_000;
+
 export class Api {
   constructor(private readonly server: DevServer) {}
 
+  /** fetch with a deadline; a request past it fails naming itself, with what wrangler dev printed last. */
+  private async send(url: string, init: RequestInit): Promise<Response> {
+    try {
+      return await fetch(url, { ...init, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    } catch (error) {
+      const what = `${init.method ?? 'GET'} ${url}`;
+      throw new Error(`${what} failed: ${String(error)}\nwrangler dev said:\n${this.server.logTail(30)}`);
+    }
+  }
+
   async admin<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const res = await fetch(this.server.baseUrl + path, {
+    const res = await this.send(this.server.baseUrl + path, {
       method,
       headers: {
         Authorization: `Bearer ${this.server.adminToken}`,
@@ -60,7 +76,7 @@ export class Api {
 
   /** Posts and insists on 200; for setting up a scene, not for the assertions about answers. */
   async postOk(hook: Webhook, message: string, metadata?: string): Promise<Delivery> {
-    const res = await fetch(this.webhookUrl(hook), {
+    const res = await this.send(this.webhookUrl(hook), {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify(metadata === undefined ? { message } : { message, metadata }),
