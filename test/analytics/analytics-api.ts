@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import { send, type Sent } from '../helpers';
+import type { IngestResult } from '../../src/analytics/ingest/observations.store';
 
 export const INGEST = '/api/v2/analytics/conversations/details/ingest';
 export const QUERY = '/api/v2/analytics/conversations/aggregates/query';
@@ -9,7 +10,7 @@ export async function ingest(conversations: unknown[], token?: string): Promise<
   return send('POST', INGEST, { json: { conversations }, token });
 }
 
-export async function ingestOk(conversations: unknown[]): Promise<{ conversations: number; observations: number; duplicates: number }> {
+export async function ingestOk(conversations: unknown[]): Promise<IngestResult> {
   const res = await ingest(conversations);
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return res.body;

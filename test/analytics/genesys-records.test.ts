@@ -70,6 +70,7 @@ describe('real Genesys conversation-detail records', () => {
   it('stores every well-formed record of every file, sent as it is, and refuses only the hand-edited one', async () => {
     expect(RECORD_FILES).toHaveLength(7);
     const stored = new Set<string>();
+    let totalEmpty = 0;
     for (const file of RECORD_FILES) {
       const list = records(file.text);
       const res = await post(file.text);
@@ -88,12 +89,17 @@ describe('real Genesys conversation-detail records', () => {
       const expected = tally(list);
       expect(res.body.conversations, file.name).toBe(new Set(list.map((r) => r.conversationId)).size);
       expect(res.body.skippedMetrics, file.name).toEqual(expected.skipped);
+      // The 2016 records (segments, no metrics) are named: nothing of them is stored.
+      const empty = list.filter((r) => tally([r]).observations === 0).map((r) => r.conversationId);
+      expect(res.body.withoutObservations, file.name).toEqual({ count: empty.length, conversationIds: empty });
+      totalEmpty += empty.length;
       // The blueprint's index.md is a trimmed copy of conversation1: its observations are already stored.
       if (fresh.length === list.length) expect(res.body.observations, file.name).toBe(expected.observations);
       else expect(res.body.observations + res.body.duplicates, file.name).toBe(expected.observations);
       for (const r of list) stored.add(r.conversationId);
     }
     expect(stored.size).toBe(185);
+    expect(totalEmpty).toBe(25);
     // A conversation is kept as a row once it has observations: the 2016 records carry no metrics yet.
     const withMetrics = RECORD_FILES.filter((f) => f.name !== HAND_EDITED)
       .flatMap((f) => records(f.text))

@@ -11,6 +11,9 @@ import { ingestOk, queryOk, timer } from './analytics-api';
 import { conversation } from './builders';
 import { CONVERSATION_ID_SQL } from '../../src/analytics/ingest/conversation-key';
 
+/** An answer's `withoutObservations` when every conversation sent names a catalogue metric. */
+const NONE_EMPTY = { count: 0, conversationIds: [] };
+
 const t = (day: number, hms: string) => `2005-03-${String(day).padStart(2, '0')}T${hms}Z`;
 const ms = (day: number, hms: string) => Date.parse(t(day, hms));
 
@@ -276,7 +279,13 @@ describe('dimension dictionary cache', () => {
     // The dictionary rows vanish under the isolate's cache, as after a restore to an earlier time.
     await env.DB.prepare(`DELETE FROM dim_values WHERE value IN (?1, ?2)`).bind(user, queue).run();
     const again = ingestBodySchema.parse({ conversations: [agentCall(7, crypto.randomUUID(), user, queue)] }).conversations;
-    expect(await ingestRecords(env.DB, again)).toEqual({ conversations: 1, observations: 2, duplicates: 0, skippedMetrics: {} });
+    expect(await ingestRecords(env.DB, again)).toEqual({
+      conversations: 1,
+      observations: 2,
+      duplicates: 0,
+      skippedMetrics: {},
+      withoutObservations: NONE_EMPTY,
+    });
     const res = await queryOk({
       interval: `${t(7, '00:00:00.000')}/${t(8, '00:00:00.000')}`,
       granularity: 'P1D',

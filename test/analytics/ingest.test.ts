@@ -7,6 +7,9 @@ import { ingestRecords } from '../../src/analytics/ingest/observations.store';
 import { ingestBodySchema } from '../../src/analytics/ingest/record.schema';
 import { CONVERSATION_ID_SQL } from '../../src/analytics/ingest/conversation-key';
 
+/** An answer's `withoutObservations` when every conversation sent names a catalogue metric. */
+const NONE_EMPTY = { count: 0, conversationIds: [] };
+
 const t = (day: number, hms: string) => `2004-01-${String(day).padStart(2, '0')}T${hms}Z`;
 const dayInterval = (day: number) => `${t(day, '00:00:00.000')}/${t(day + 1, '00:00:00.000')}`;
 
@@ -86,15 +89,39 @@ describe('ingest', () => {
   it('answers how many conversations, new observations and duplicates it saw', async () => {
     const a = call(1, crypto.randomUUID());
     const b = call(1, crypto.randomUUID());
-    expect(await ingestOk([a, b])).toEqual({ conversations: 2, observations: 6, duplicates: 0, skippedMetrics: {} });
+    expect(await ingestOk([a, b])).toEqual({
+      conversations: 2,
+      observations: 6,
+      duplicates: 0,
+      skippedMetrics: {},
+      withoutObservations: NONE_EMPTY,
+    });
   });
 
   it('counts an observation once however often its conversation is re-sent', async () => {
     const id = crypto.randomUUID();
-    expect(await ingestOk([call(2, id)])).toEqual({ conversations: 1, observations: 3, duplicates: 0, skippedMetrics: {} });
-    expect(await ingestOk([call(2, id)])).toEqual({ conversations: 1, observations: 0, duplicates: 3, skippedMetrics: {} });
+    expect(await ingestOk([call(2, id)])).toEqual({
+      conversations: 1,
+      observations: 3,
+      duplicates: 0,
+      skippedMetrics: {},
+      withoutObservations: NONE_EMPTY,
+    });
+    expect(await ingestOk([call(2, id)])).toEqual({
+      conversations: 1,
+      observations: 0,
+      duplicates: 3,
+      skippedMetrics: {},
+      withoutObservations: NONE_EMPTY,
+    });
     // The same record twice in one request: the second copy is all duplicates.
-    expect(await ingestOk([call(2, id), call(2, id)])).toEqual({ conversations: 1, observations: 0, duplicates: 6, skippedMetrics: {} });
+    expect(await ingestOk([call(2, id), call(2, id)])).toEqual({
+      conversations: 1,
+      observations: 0,
+      duplicates: 6,
+      skippedMetrics: {},
+      withoutObservations: NONE_EMPTY,
+    });
     expect(await countsOn(2)).toEqual([
       {
         group: { mediaType: 'voice' },
@@ -115,7 +142,13 @@ describe('ingest', () => {
   it('adds only what is new when a later, more complete version of a conversation arrives', async () => {
     const id = crypto.randomUUID();
     await ingestOk([call(3, id)]);
-    expect(await ingestOk([call(3, id, true)])).toEqual({ conversations: 1, observations: 1, duplicates: 3, skippedMetrics: {} });
+    expect(await ingestOk([call(3, id, true)])).toEqual({
+      conversations: 1,
+      observations: 1,
+      duplicates: 3,
+      skippedMetrics: {},
+      withoutObservations: NONE_EMPTY,
+    });
     const [voice] = await countsOn(3);
     expect(voice.data[0].metrics).toEqual([
       { metric: 'nOffered', stats: { count: 1 } },
@@ -130,7 +163,13 @@ describe('ingest', () => {
     await ingestOk([call(4, id)]);
     const changed = call(4, id);
     changed.participants[0]!.sessions[0]!.metrics[1]!.value = 999_999;
-    expect(await ingestOk([changed])).toEqual({ conversations: 1, observations: 0, duplicates: 3, skippedMetrics: {} });
+    expect(await ingestOk([changed])).toEqual({
+      conversations: 1,
+      observations: 0,
+      duplicates: 3,
+      skippedMetrics: {},
+      withoutObservations: NONE_EMPTY,
+    });
     const [voice] = await countsOn(4);
     expect(voice.data[0].metrics[1]).toEqual({ metric: 'tAcd', stats: timer(4000) });
   });
@@ -143,11 +182,17 @@ describe('ingest', () => {
       attempts.push(attempt);
       // The concurrent writer lands the first three observations after our read.
       if (attempt === 1)
-        expect(await ingestRecords(env.DB, [partial!])).toEqual({ conversations: 1, observations: 3, duplicates: 0, skippedMetrics: {} });
+        expect(await ingestRecords(env.DB, [partial!])).toEqual({
+          conversations: 1,
+          observations: 3,
+          duplicates: 0,
+          skippedMetrics: {},
+          withoutObservations: NONE_EMPTY,
+        });
     });
     const result = await ingestRecords(d1, [complete!]);
     expect(attempts).toEqual([1, 2]);
-    expect(result).toEqual({ conversations: 1, observations: 1, duplicates: 3, skippedMetrics: {} });
+    expect(result).toEqual({ conversations: 1, observations: 1, duplicates: 3, skippedMetrics: {}, withoutObservations: NONE_EMPTY });
     const [voice] = await countsOn(10);
     expect(voice.data[0].metrics.map((m: { stats: { count: number } }) => m.stats.count)).toEqual([1, 1, 1, 1]);
   });
@@ -191,9 +236,40 @@ describe('ingest validation', () => {
       observations: 3,
       duplicates: 0,
       skippedMetrics: { nFlow: 2, nOfferd: 1, oServiceLevel: 1 },
+      withoutObservations: NONE_EMPTY,
     });
     const [voice] = await countsOn(7);
     expect(voice.data[0].metrics.map((m: { metric: string }) => m.metric).sort()).toEqual(['nOffered', 'tAcd', 'tAnswered']);
+  });
+
+  it('names the conversations of which nothing is stored: no metric of the catalogue in any of their records', async () => {
+    const stored = crypto.randomUUID();
+    const noMetrics = call(8, crypto.randomUUID());
+    for (const p of noMetrics.participants) for (const s of p.sessions) s.metrics = [];
+    const flowOnly = call(8, crypto.randomUUID());
+    for (const p of flowOnly.participants)
+      for (const s of p.sessions) s.metrics = [{ name: 'nFlow', value: 1, emitDate: t(8, '10:00:00.000') }];
+    // A conversation is judged by all its records: a second record with metrics makes it stored.
+    const laterComplete = crypto.randomUUID();
+    const firstPart = call(8, laterComplete);
+    for (const p of firstPart.participants) for (const s of p.sessions) s.metrics = [];
+    expect(await ingestOk([noMetrics, call(8, stored), flowOnly, firstPart, call(8, laterComplete)])).toEqual({
+      conversations: 4,
+      observations: 6,
+      duplicates: 0,
+      skippedMetrics: { nFlow: 2 },
+      withoutObservations: { count: 2, conversationIds: [noMetrics.conversationId, flowOnly.conversationId] },
+    });
+
+    // Listed up to 100; counted all.
+    const many = Array.from({ length: 101 }, () => {
+      const r = call(9, crypto.randomUUID());
+      for (const p of r.participants) for (const s of p.sessions) s.metrics = [];
+      return r;
+    });
+    const answer = await ingestOk(many);
+    expect(answer.withoutObservations).toEqual({ count: 101, conversationIds: many.slice(0, 100).map((r) => r.conversationId) });
+    expect(answer.observations).toBe(0);
   });
 
   it('keeps media types, purposes and directions it does not know, and sessions without a direction', async () => {
@@ -289,6 +365,12 @@ describe('ingest validation', () => {
     const viewer = await createToken(['analytics:conversationAggregate:view']);
     expectError(await ingest([], viewer.token), 403, 'missing.permissions', 'analytics:conversation:ingest');
     const writer = await createToken(['analytics:conversation:ingest']);
-    expect((await ingest([], writer.token)).body).toEqual({ conversations: 0, observations: 0, duplicates: 0, skippedMetrics: {} });
+    expect((await ingest([], writer.token)).body).toEqual({
+      conversations: 0,
+      observations: 0,
+      duplicates: 0,
+      skippedMetrics: {},
+      withoutObservations: NONE_EMPTY,
+    });
   });
 });

@@ -199,12 +199,20 @@ describe('fuzzing ingest', { timeout: fuzzTimeout(300_000) }, () => {
           const counts = new Map<string, number>();
           for (const n of names.filter((n) => !OBSERVED.has(n)).sort()) counts.set(n, (counts.get(n) ?? 0) + 1);
           const skipped = Object.fromEntries(counts); // not `obj[n] =`: a metric may be named __proto__
+          // Conversations none of whose records names a catalogue metric, in the order they first appear.
+          const observedIn = new Set(
+            verdict.ok
+              .filter((r) => r.participants.some((p) => p.sessions.some((s) => (s.metrics ?? []).some((m) => OBSERVED.has(m.name)))))
+              .map((r) => r.conversationId),
+          );
+          const empty = [...new Set(verdict.ok.map((r) => r.conversationId))].filter((id) => !observedIn.has(id));
           expect(res.status, say).toBe(200);
           expect(res.body, say).toEqual({
             conversations: new Set(verdict.ok.map((r) => r.conversationId)).size,
             observations: after - before,
             duplicates: metricCount - (after - before),
             skippedMetrics: skipped,
+            withoutObservations: { count: empty.length, conversationIds: empty.slice(0, 100) },
           });
           accepted.push(...verdict.ok);
         }

@@ -13,6 +13,9 @@ import type { Sent } from '../helpers';
 import { call, callRaw } from './support/client';
 import { expectErrorAnswer, expectWellFormedAnswer, fieldNames } from './support/fuzz';
 
+/** An answer's `withoutObservations` when every conversation sent names a catalogue metric. */
+const NONE_EMPTY = { count: 0, conversationIds: [] };
+
 const INGEST = '/api/v2/analytics/conversations/details/ingest';
 const QUERY = '/api/v2/analytics/conversations/aggregates/query';
 const SETTINGS = '/api/v2/analytics/settings/servicelevel';
@@ -118,7 +121,7 @@ describe('ingest record limits (README: 400 naming the field)', () => {
     const metrics = (n: number) => Array.from({ length: n }, (_, i) => ({ name: 'tAcd', value: i, emitDate: at(i) }));
     const ok = await ingest([record({ session: { segments: segments(1000), metrics: metrics(1000) } })]);
     expectOk(ok, 200, '1,000 segments and metrics');
-    expect(ok.body).toEqual({ conversations: 1, observations: 1000, duplicates: 0, skippedMetrics: {} });
+    expect(ok.body).toEqual({ conversations: 1, observations: 1000, duplicates: 0, skippedMetrics: {}, withoutObservations: NONE_EMPTY });
     expectRefused(await ingest([record({ session: { segments: segments(1001) } })]), 400, 'invalid.value', `${S}.segments`);
     expectRefused(await ingest([record({ session: { metrics: metrics(1001) } })]), 400, 'invalid.value', `${S}.metrics`);
   });

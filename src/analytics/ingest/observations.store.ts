@@ -37,11 +37,20 @@ export interface IngestResult {
    * queries (flow metrics such as nFlow belong to the flow aggregate query) and names not in the catalogue.
    */
   skippedMetrics: Record<string, number>;
+  /**
+   * Conversations of the body none of whose records names a metric of the catalogue, so nothing of them
+   * is stored: records in the 2016 format (segments, no metrics), or only flow metrics. Silence would read
+   * as success; the count and (in body order, at most MAX_LISTED) their ids say what was left out.
+   */
+  withoutObservations: { count: number; conversationIds: string[] };
 }
 
+/** What one database's batch stored. */
+type StoredCounts = Pick<IngestResult, 'conversations' | 'observations' | 'duplicates'>;
+
 const MAX_ATTEMPTS = 5;
-/** Distinct skipped metric names listed in an answer (a body can name thousands). */
-const MAX_SKIPPED_LISTED = 100;
+/** Distinct skipped metric names, and conversation ids without observations, listed in an answer (a body can name thousands). */
+const MAX_LISTED = 100;
 
 /** JSON array parameters of `items`. */
 export function chunkJson(items: readonly unknown[]): string[] {
@@ -79,8 +88,8 @@ export async function ingestRecords(d1: D1Database, records: ConversationRecord[
 export async function ingestRouted(routed: readonly RoutedRecords[]): Promise<IngestResult> {
   const skipped = new Map<string, number>();
   const groups = routed.map(({ database, records }) => ({ database, byConversation: observationsByConversation(records, skipped) }));
-  // Sorted by name (the answer is the same for the same body), at most MAX_SKIPPED_LISTED names.
-  const skippedMetrics = Object.fromEntries([...skipped].sort(([a], [b]) => (a < b ? -1 : 1)).slice(0, MAX_SKIPPED_LISTED));
+  // Sorted by name (the answer is the same for the same body), at most MAX_LISTED names.
+  const skippedMetrics = Object.fromEntries([...skipped].sort(([a], [b]) => (a < b ? -1 : 1)).slice(0, MAX_LISTED));
 
   const settled = await Promise.allSettled(groups.map((g) => storeObservations(g.database, g.byConversation)));
   const failed = groups.filter((_, i) => settled[i]!.status === 'rejected').map((g) => g.database.name);
@@ -94,8 +103,10 @@ export async function ingestRouted(routed: readonly RoutedRecords[]): Promise<In
         'Send the same request again: what is stored already counts as duplicates.',
     );
   }
-  const result: IngestResult = { conversations: 0, observations: 0, duplicates: 0, skippedMetrics };
-  for (const s of settled as PromiseFulfilledResult<Omit<IngestResult, 'skippedMetrics'>>[]) {
+  const empty = groups.flatMap((g) => [...g.byConversation].filter(([, list]) => list.length === 0).map(([id]) => id));
+  const withoutObservations = { count: empty.length, conversationIds: empty.slice(0, MAX_LISTED) };
+  const result: IngestResult = { conversations: 0, observations: 0, duplicates: 0, skippedMetrics, withoutObservations };
+  for (const s of settled as PromiseFulfilledResult<StoredCounts>[]) {
     result.conversations += s.value.conversations;
     result.observations += s.value.observations;
     result.duplicates += s.value.duplicates;
@@ -119,10 +130,7 @@ function observationsByConversation(records: ConversationRecord[], skipped: Map<
  * and our write makes the batch fail on ingest_guard's CHECK; then it is planned again from a fresh
  * read, so no observation is ever counted twice.
  */
-async function storeObservations(
-  { name, d1 }: IngestDatabase,
-  byConversation: Map<string, Observation[]>,
-): Promise<Omit<IngestResult, 'skippedMetrics'>> {
+async function storeObservations({ name, d1 }: IngestDatabase, byConversation: Map<string, Observation[]>): Promise<StoredCounts> {
   for (let attempt = 1; ; attempt++) {
     const { phase, stored } = await readStored(d1, [...byConversation.keys()]);
     // The dictionary's values the stored rows name (one more read, only when a conversation is sent again).
