@@ -3,6 +3,8 @@
  * view types live in modules that need the Worker's bindings, so they are restated here), every
  * answer either the value or the API's ErrorBody made readable.
  */
+import type { Permission } from '../../../http/permissions';
+import type { CLIENT_CREDENTIALS } from '../../../oauth/oauth.limits';
 import type { RateLimit, WebhookKind } from '../../limits';
 
 export interface Room {
@@ -71,6 +73,47 @@ export interface ViewerLink {
 export interface ViewerLinkWithSecret extends ViewerLink {
   secret: string;
   url: string;
+}
+
+/** An API token as listed: never its secret. The API records no last use. */
+export interface ApiToken {
+  id: string;
+  name: string;
+  permissions: Permission[];
+  createdAt: string;
+  revokedAt?: string;
+}
+
+/** An API token as created: the only answer that holds the token itself. */
+export interface ApiTokenWithSecret extends ApiToken {
+  token: string;
+}
+
+/** An OAuth client (Genesys' OAuthClient) as listed: never its secret. */
+export interface OAuthClient {
+  id: string;
+  name: string;
+  description?: string;
+  authorizedGrantType: typeof CLIENT_CREDENTIALS;
+  permissions: Permission[];
+  accessTokenValiditySeconds: number;
+  state: 'active' | 'inactive';
+  dateCreated: string;
+  dateRevoked?: string;
+}
+
+/** An OAuth client as created: the only answer that holds its secret. */
+export interface OAuthClientWithSecret extends OAuthClient {
+  secret: string;
+}
+
+export interface NewOAuthClient {
+  name: string;
+  description?: string;
+  authorizedGrantType: typeof CLIENT_CREDENTIALS;
+  permissions: Permission[];
+  /** Absent: the API's default. */
+  accessTokenValiditySeconds?: number;
 }
 
 export interface NewWebhook {
@@ -200,6 +243,31 @@ export class AdminApi {
 
   revokeViewerLink(roomId: string, id: string): Promise<Answer<undefined>> {
     return request('DELETE', `/api/v1/rooms/${encodeURIComponent(roomId)}/viewer-links/${encodeURIComponent(id)}`, this.token);
+  }
+
+  tokens(): Promise<Answer<{ entities: ApiToken[] }>> {
+    return request('GET', '/api/v1/tokens', this.token);
+  }
+
+  createToken(name: string, permissions: Permission[]): Promise<Answer<ApiTokenWithSecret>> {
+    return request('POST', '/api/v1/tokens', this.token, { name, permissions });
+  }
+
+  revokeToken(id: string): Promise<Answer<undefined>> {
+    return request('DELETE', `/api/v1/tokens/${encodeURIComponent(id)}`, this.token);
+  }
+
+  oauthClients(): Promise<Answer<{ entities: OAuthClient[] }>> {
+    return request('GET', '/api/v2/oauth/clients', this.token);
+  }
+
+  createOAuthClient(input: NewOAuthClient): Promise<Answer<OAuthClientWithSecret>> {
+    return request('POST', '/api/v2/oauth/clients', this.token, input);
+  }
+
+  /** The API revokes the client (its row stays, `inactive`): what the page calls deleting it. */
+  deleteOAuthClient(id: string): Promise<Answer<undefined>> {
+    return request('DELETE', `/api/v2/oauth/clients/${encodeURIComponent(id)}`, this.token);
   }
 
   deliveries(id: string, before?: number): Promise<Answer<DeliveryPage>> {

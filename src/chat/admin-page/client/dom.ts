@@ -42,3 +42,19 @@ export async function busy<T>(control: HTMLButtonElement, action: () => Promise<
     control.disabled = false;
   }
 }
+
+/**
+ * Copies a read-only field's text with the Clipboard API where the browser allows it; otherwise the
+ * text is selected in the focused field for Ctrl+C. `status` says which happened; `what` names the text.
+ */
+export async function copyField(field: HTMLInputElement, status: HTMLElement, what: string): Promise<void> {
+  try {
+    if (!navigator.clipboard) throw new Error('no clipboard');
+    await navigator.clipboard.writeText(field.value);
+    status.textContent = 'Copied to the clipboard.';
+  } catch {
+    field.focus();
+    field.select();
+    status.textContent = `The browser would not copy: the ${what} is selected, press Ctrl+C (⌘C) to copy it.`;
+  }
+}

@@ -36,3 +36,11 @@ export function deliveryError(entry: DeliveryEntry): string {
 export function statusClass(status: number): string {
   return status >= 200 && status < 300 ? 'ok' : 'refused';
 }
+
+/** A duration in seconds as hours and minutes where it divides evenly ("24 h", "1 h 30 min", "5 min"), else seconds. */
+export function durationText(seconds: number): string {
+  if (seconds % 60 !== 0) return `${seconds} s`;
+  const hours = Math.floor(seconds / 3600);
+  const minutes = (seconds % 3600) / 60;
+  return [hours > 0 && `${hours} h`, minutes > 0 && `${minutes} min`].filter(Boolean).join(' ') || '0 s';
+}

@@ -3,10 +3,12 @@
  * sent only in the Authorization header), then lists, creates, renames and deletes rooms; lists,
  * creates, pauses, resumes, rotates and deletes webhooks; copies a webhook's URL; sends a test post to
  * it; and shows its delivery log with paging; creates, rotates and revokes a room's viewer links
- * (viewer-links.ts). Every refusal shows the API's ErrorBody message.
+ * (viewer-links.ts); manages API tokens and OAuth clients with `tokens:manage` (access.ts). Every
+ * refusal shows the API's ErrorBody message.
  * Served as /assets/chat/admin.js (scripts/build-page.ts).
  */
 import { WEBHOOK_KINDS, type WebhookKind } from '../../limits';
+import { setUpAccess } from './access';
 import { AdminApi, type DeliveryEntry, type Problem, type Room, SIGNED_KINDS, testPost, type Webhook } from './api';
 import { actionsCell, busy, button, element, h } from './dom';
 import { clockText, deliveryError, problemText, statusClass, whenText } from './format';
@@ -75,6 +77,7 @@ let deliveries: DeliveryEntry[] = [];
 let nextBefore: number | undefined;
 
 const viewerLinks = setUpViewerLinks({ api: () => api, lostToken: (problem) => lostToken(problem), say });
+const access = setUpAccess({ api: () => api, lostToken: (problem) => lostToken(problem), say });
 
 function showProblem(target: HTMLElement, problem: Problem | null): void {
   target.hidden = problem === null;
@@ -97,6 +100,7 @@ function roomPageUrl(id: string): string {
 
 function askForToken(problem: Problem | null, lead = ''): void {
   api = null;
+  access.clear();
   main.hidden = true;
   signOut.hidden = true;
   tokenForm.hidden = false;
@@ -130,7 +134,7 @@ async function signIn(token: string): Promise<void> {
   signOut.hidden = false;
   rooms = answer.value.entities;
   renderRooms();
-  await loadWebhooks();
+  await Promise.all([loadWebhooks(), access.load()]);
   say('Signed in.');
 }
 

@@ -4,7 +4,7 @@
  * rotation: the panel shows it then, once, with a Copy button.
  */
 import type { AdminApi, Problem, Room, ViewerLink, ViewerLinkWithSecret } from './api';
-import { actionsCell, busy, button, element, h } from './dom';
+import { actionsCell, busy, button, copyField, element, h } from './dom';
 import { problemText, whenText } from './format';
 
 export interface ViewerLinksDeps {
@@ -167,17 +167,7 @@ export function setUpViewerLinks(deps: ViewerLinksDeps): ViewerLinksPanel {
     });
   });
 
-  copy.addEventListener('click', async () => {
-    try {
-      if (!navigator.clipboard) throw new Error('no clipboard');
-      await navigator.clipboard.writeText(freshUrl.value);
-      copyStatus.textContent = 'Copied to the clipboard.';
-    } catch {
-      freshUrl.focus();
-      freshUrl.select();
-      copyStatus.textContent = 'The browser would not copy: the URL is selected, press Ctrl+C (⌘C) to copy it.';
-    }
-  });
+  copy.addEventListener('click', () => void copyField(freshUrl, copyStatus, 'URL'));
 
   function close(): void {
     room = null;
