@@ -1,0 +1,116 @@
+/** The command line of `npm run import`: its flags, checked before anything is read or sent. */
+import { stat } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { ANALYTICS_LIMITS } from '../../src/analytics/limits';
+import type { Target } from './send';
+
+export const INGEST_PATH = '/api/v2/analytics/conversations/details/ingest';
+export const TOKEN_ENV = 'SWITCHBOARD_TOKEN';
+const MAX_CONCURRENCY = 16;
+
+export const USAGE = `Usage: npm run import -- --url URL [--token T] [options] <file|dir>…
+
+Sends Genesys Cloud conversation-detail exports to Switchboard's ingest endpoint.
+
+  --url URL            Switchboard's base URL (https://switchboard.example.com) or the full ingest URL
+                       (…${INGEST_PATH})
+  --token T            bearer token with analytics:conversation:ingest (default: $${TOKEN_ENV}, which keeps
+                       it out of the shell's history)
+  --concurrency N      requests in flight, 1 to ${MAX_CONCURRENCY} (default 4)
+  --dry-run            read, check and pack the files, say what would be sent, send nothing
+                       (needs neither --url nor a token)
+  -h, --help           this text
+
+Reads .json files (a details query's answer {"conversations": […]}, a page of an async details job, or one
+conversation as GET /api/v2/analytics/conversations/{id}/details answers it) and .ndjson / .jsonl files (one
+conversation per line, as \`npm run simulate -- --out FILE\` writes them); directories are searched recursively,
+files read in name order. Requests carry at most ${ANALYTICS_LIMITS.maxConversationsPerIngest.toLocaleString('en-US')} conversations and 5 MiB; records the server refuses
+are taken out, the rest sent again, and each is listed with its file (and line). Running the same import again
+is safe: what is stored already counts as duplicates.
+
+Exit codes: 0 everything stored or counted, 1 something refused, unreadable or not sent, 2 bad arguments.
+`;
+
+export class UsageError extends Error {}
+
+export interface ImportOptions {
+  /** Where to send; none in a dry run. */
+  target: Target | undefined;
+  concurrency: number;
+  /** Files and directories, as given. */
+  paths: string[];
+}
+
+function parseFlags(argv: readonly string[]) {
+  try {
+    return parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: true,
+      options: {
+        url: { type: 'string' },
+        token: { type: 'string' },
+        concurrency: { type: 'string' },
+        'dry-run': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+}
+
+/** A base URL gets the ingest path appended (after any path prefix a proxy puts it under); the full URL is taken as it is. */
+export function ingestUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UsageError(`--url must be an http(s) URL (got "${raw}")`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--url must be an http(s) URL (got "${raw}")`);
+  if (!url.pathname.endsWith(INGEST_PATH)) url.pathname = url.pathname.replace(/\/+$/, '') + INGEST_PATH;
+  return url.href;
+}
+
+function concurrency(raw: string | undefined): number {
+  if (raw === undefined) return 4;
+  const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= 1 && n <= MAX_CONCURRENCY))
+    throw new UsageError(`--concurrency must be a whole number from 1 to ${MAX_CONCURRENCY} (got "${raw}")`);
+  return n;
+}
+
+/** Every path must exist; a file named on its own must have an extension the reader knows. */
+async function checkPaths(paths: string[], readable: (file: string) => boolean): Promise<void> {
+  if (paths.length === 0) throw new UsageError('name at least one file or directory to import');
+  for (const p of paths) {
+    const info = await stat(p).catch(() => undefined);
+    if (!info) throw new UsageError(`${p}: no such file or directory`);
+    if (info.isFile() && !readable(p)) throw new UsageError(`${p}: not a .json, .ndjson or .jsonl file`);
+    if (!info.isFile() && !info.isDirectory()) throw new UsageError(`${p}: neither a file nor a directory`);
+  }
+}
+
+export async function parseCli(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  readable: (file: string) => boolean,
+): Promise<ImportOptions | 'help'> {
+  const { values, positionals } = parseFlags(argv);
+  if (values.help) return 'help';
+  // A URL is checked even in a dry run: the same command line is then run without --dry-run.
+  const url = values.url === undefined ? undefined : ingestUrl(values.url);
+  const token = values.token ?? (env[TOKEN_ENV] || undefined);
+  let target: Target | undefined;
+  if (values['dry-run'] !== true) {
+    if (url === undefined) throw new UsageError('--url is needed (the Switchboard to send to)');
+    if (token === undefined) {
+      throw new UsageError(`a token is needed: --token T or $${TOKEN_ENV} (a bearer token with analytics:conversation:ingest)`);
+    }
+    target = { url, token };
+  }
+  const options = { target, concurrency: concurrency(values.concurrency), paths: positionals };
+  await checkPaths(options.paths, readable);
+  return options;
+}

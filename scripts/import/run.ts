@@ -1,0 +1,61 @@
+/** An import from end to end: files listed, records read and packed, requests delivered, all of it tallied. */
+import type { ImportOptions } from './cli';
+import { Pool, deliver } from './deliver';
+import { listFiles } from './files';
+import { type Entry, MAX_BODY_BYTES, Packer, bodyBytes, fitsAlone, toEntry } from './pack';
+import { readRecords } from './read-records';
+import { FatalAnswer, postIngest, type Target } from './send';
+import type { Tally } from './tally';
+
+const fmt = (n: number): string => n.toLocaleString('en-US');
+
+/** A dry run (no target) packs and sends nothing: `onPacked` sees each request it would send. */
+export async function runImport(options: ImportOptions, tally: Tally, onPacked?: (entries: Entry[], bytes: number) => void): Promise<void> {
+  const files = await listFiles(options.paths);
+  tally.filesTotal = files.length;
+  const stop = new AbortController();
+  const pool = new Pool(options.concurrency);
+  const packer = new Packer();
+
+  const post = (target: Target) => (body: string) => {
+    tally.request(Buffer.byteLength(body));
+    return postIngest(target, body, { signal: stop.signal, onRetry: () => tally.retries++ });
+  };
+  const dispatch = async (entries: Entry[] | undefined): Promise<void> => {
+    if (entries === undefined) return;
+    const { target } = options;
+    // Waits for a free slot: reading stays at most one request ahead of the sending.
+    if (target) return pool.run(() => deliver(entries, post(target), tally));
+    const bytes = bodyBytes(entries);
+    tally.request(bytes);
+    onPacked?.(entries, bytes);
+  };
+
+  try {
+    for await (const event of readRecords(files)) {
+      if (event.kind === 'file-done') tally.filesRead++;
+      else if (event.kind === 'bad-file') tally.badFiles.push({ file: event.file, message: event.message });
+      else if (event.kind === 'bad-line') {
+        tally.records++;
+        tally.refuse({ origin: event.origin, conversationId: event.conversationId, message: `line ${event.message}` });
+      } else {
+        tally.records++;
+        const entry = toEntry(event.record, event.origin);
+        if (fitsAlone(entry)) await dispatch(packer.add(entry));
+        else {
+          const limit = fmt(MAX_BODY_BYTES);
+          const message = `is ${fmt(entry.bytes)} bytes, more than one request may carry (${limit} bytes with its envelope): not sent`;
+          tally.refuse({ origin: entry.origin, conversationId: entry.conversationId, message });
+        }
+      }
+    }
+    await dispatch(packer.flush());
+    await pool.drain();
+  } catch (err) {
+    if (!(err instanceof FatalAnswer)) throw err;
+    tally.stopped = `the server answered ${err.message}`;
+    // Ends the requests still in flight and their waits; what they carried counts as not sent.
+    stop.abort(err);
+    await pool.drain().catch(() => undefined);
+  }
+}

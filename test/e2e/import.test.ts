@@ -1,0 +1,373 @@
+/**
+ * `npm run import` (scripts/import.ts), run as a child process against a real `wrangler dev`, on an export
+ * made of the real fixture records (test/fixtures/shared/genesys-details) plus what the test writes: an NDJSON
+ * file with a malformed line, a record the server refuses and one too large to send among good ones; a file of
+ * neither shape; a details page over 5 MiB. Every expected figure is counted here by a plain walk over the JSON.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OBSERVED_METRIC_NAMES } from '../../src/analytics/catalog';
+import { ROOT, startDevServer, type DevServer } from './support/dev-server';
+
+const FIXTURES = path.join(ROOT, 'test/fixtures/shared/genesys-details');
+/** The one record its author edited by hand (14 dates with a one-digit day): the server refuses it. */
+const HAND_EDITED = 'GenesysCloudBlueprints__conversation-model-to-sql-blueprint__conversations__conversation2.json';
+const CALLS = 'xfaith4__Genesys-API-Explorer__2024-04-05_Conversations.json';
+const CALLBACKS = 'xfaith4__GenesysCloud-API-Explorer_v3__tests__fixtures__ConversationDetails.sample.json';
+const TSX = path.join(ROOT, 'node_modules/tsx/dist/cli.mjs');
+const MIB5 = 5 * 1024 * 1024;
+const DAY = 86_400_000;
+
+interface Metric {
+  name: string;
+  value: number;
+  emitDate: string;
+}
+interface DetailRecord {
+  conversationId: string;
+  conversationStart: string;
+  participants: { attributes?: Record<string, string>; sessions?: { sessionId: string; metrics?: Metric[] }[] }[];
+}
+
+const OBSERVED = new Set(OBSERVED_METRIC_NAMES);
+const recordsOf = (file: string): DetailRecord[] => {
+  const parsed = JSON.parse(readFileSync(file, 'utf8')) as { conversations?: DetailRecord[] } & DetailRecord;
+  return parsed.conversations ?? [parsed];
+};
+
+/** A record as another conversation: a fresh id and every instant moved by `shiftMs` (an interval of its own). */
+function withId(record: DetailRecord, id: string, shiftMs: number): DetailRecord {
+  const moved = JSON.parse(JSON.stringify(record), (_key, value: unknown) =>
+    typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(value) ? new Date(Date.parse(value) + shiftMs).toISOString() : value,
+  ) as DetailRecord;
+  return { ...moved, conversationId: id };
+}
+
+/** What the server should make of records it takes: distinct observations, metric occurrences, skipped names. */
+function tally(list: readonly DetailRecord[]) {
+  const distinct = new Set<string>();
+  let occurrences = 0;
+  const skipped = new Map<string, number>();
+  let withoutObservations = 0;
+  for (const r of list) {
+    let observed = 0;
+    for (const p of r.participants)
+      for (const s of p.sessions ?? [])
+        for (const m of s.metrics ?? []) {
+          if (!OBSERVED.has(m.name)) {
+            skipped.set(m.name, (skipped.get(m.name) ?? 0) + 1);
+            continue;
+          }
+          observed++;
+          occurrences++;
+          distinct.add(`${r.conversationId}|${s.sessionId}|${m.name}|${Date.parse(m.emitDate)}`);
+        }
+    if (observed === 0) withoutObservations++;
+  }
+  return { observations: distinct.size, occurrences, skipped, withoutObservations };
+}
+
+/** tHandle's distinct observations emitted in [from, to): their count and sum, as an aggregate query should answer. */
+function tHandle(list: readonly DetailRecord[], from: number, to: number) {
+  const seen = new Map<string, number>();
+  for (const r of list)
+    for (const p of r.participants)
+      for (const s of p.sessions ?? [])
+        for (const m of s.metrics ?? []) {
+          const at = Date.parse(m.emitDate);
+          if (m.name === 'tHandle' && at >= from && at < to) {
+            const key = `${r.conversationId}|${s.sessionId}|${at}`;
+            if (!seen.has(key)) seen.set(key, m.value);
+          }
+        }
+  return { count: seen.size, sum: [...seen.values()].reduce((a, b) => a + b, 0) };
+}
+
+/** The instant span of a list's metrics, widened to whole days (the query's interval). */
+function daysOf(list: readonly DetailRecord[]): [number, number] {
+  const at = list.flatMap((r) =>
+    r.participants.flatMap((p) => (p.sessions ?? []).flatMap((s) => (s.metrics ?? []).map((m) => Date.parse(m.emitDate)))),
+  );
+  return [Math.floor(Math.min(...at) / DAY) * DAY, Math.ceil((Math.max(...at) + 1) / DAY) * DAY];
+}
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The CLI as a user runs it (not spawnSync: the dev server's output must keep flowing meanwhile). */
+function runImport(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [TSX, 'scripts/import.ts', ...args], {
+      cwd: ROOT,
+      env: { ...process.env, SWITCHBOARD_TOKEN: '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.once('error', reject);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** A figure of the summary: the number after `label` (thousands separators dropped). */
+function figure(out: string, pattern: RegExp): number {
+  const match = pattern.exec(out);
+  if (!match) throw new Error(`${pattern} not in the summary:\n${out}`);
+  return Number(match[1]!.replaceAll(',', ''));
+}
+
+function summaryOf(out: string) {
+  return {
+    files: figure(out, /^files\s+([\d,]+) read/m),
+    read: figure(out, /^conversations\s+([\d,]+) read/m),
+    stored: figure(out, /^conversations\s+[\d,]+ read: ([\d,]+) stored or counted/m),
+    refused: figure(out, /^conversations\s+.*?([\d,]+) refused/m),
+    notSent: figure(out, /^conversations\s+.*?([\d,]+) not sent/m),
+    observations: figure(out, /^observations\s+([\d,]+) stored/m),
+    duplicates: figure(out, /^observations\s+[\d,]+ stored, ([\d,]+) duplicates/m),
+    withoutObservations: figure(out, /^without observations\s+([\d,]+) conversation/m),
+    skipped: new Map(
+      [...(/^skipped metrics\s+(.*)$/m.exec(out)?.[1] ?? '').matchAll(/(\w+) ([\d,]+)/g)].map(([, name, n]) => [
+        name!,
+        Number(n!.replaceAll(',', '')),
+      ]),
+    ),
+  };
+}
+
+let server: DevServer;
+let dir: string;
+let url: string;
+/** Every record the server should take, and the intervals of the records the test made. */
+let accepted: DetailRecord[];
+let ndjsonDays: [number, number];
+let bigDays: [number, number];
+let bigBytes: number;
+const NDJSON = 'export/calls.ndjson';
+const BIG = 'export/big-page.json';
+const NEITHER = 'export/notes.json';
+const badDateId = 'import-bad-date';
+const oversizeId = 'import-oversize';
+
+async function query(interval: [number, number]) {
+  const res = await fetch(`${server.baseUrl}/api/v2/analytics/conversations/aggregates/query`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${server.adminToken}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      interval: `${new Date(interval[0]).toISOString()}/${new Date(interval[1]).toISOString()}`,
+      metrics: ['tHandle'],
+    }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const body = (await res.json()) as { results?: { data: { metrics: { stats: { count: number; sum: number } }[] }[] }[] };
+  expect(res.status, JSON.stringify(body)).toBe(200);
+  // One result per media type (the query's grouping by default): summed.
+  const stats = (body.results ?? []).flatMap((r) => r.data.flatMap((d) => d.metrics.map((m) => m.stats)));
+  return { count: stats.reduce((n, x) => n + x.count, 0), sum: stats.reduce((n, x) => n + x.sum, 0) };
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'switchboard-import-'));
+  mkdirSync(path.join(dir, 'export/genesys'), { recursive: true });
+  const fixtureFiles = readdirSync(FIXTURES).filter((f) => f.endsWith('.json') && f !== 'manifest.json' && f !== 'models.json');
+  expect(fixtureFiles).toHaveLength(7);
+  for (const f of fixtureFiles) copyFileSync(path.join(FIXTURES, f), path.join(dir, 'export/genesys', f));
+  accepted = fixtureFiles.filter((f) => f !== HAND_EDITED).flatMap((f) => recordsOf(path.join(FIXTURES, f)));
+
+  // NDJSON: 40 of the calls as other conversations two years earlier; line 10 cut short, line 20 with a
+  // one-digit day (refused by the server, in the same request as the good ones), line 30 over 5 MiB.
+  const calls = recordsOf(path.join(FIXTURES, CALLS));
+  const lines: string[] = [];
+  const goodLines: DetailRecord[] = [];
+  for (let i = 0; i < 40; i++) {
+    const record = withId(calls[i]!, `import-nd-${i}`, -730 * DAY);
+    if (i === 9) lines.push(JSON.stringify(record).slice(0, 200));
+    else if (i === 19) lines.push(JSON.stringify({ ...record, conversationId: badDateId, conversationStart: '2022-04-5T10:00:00.000Z' }));
+    else if (i === 29) {
+      const huge = { ...record, conversationId: oversizeId };
+      huge.participants = [{ ...huge.participants[0]!, attributes: { notes: 'x'.repeat(MIB5 + 1000) } }, ...huge.participants.slice(1)];
+      lines.push(JSON.stringify(huge));
+    } else {
+      lines.push(JSON.stringify(record));
+      goodLines.push(record);
+    }
+  }
+  writeFileSync(path.join(dir, NDJSON), `${lines.join('\n')}\n`);
+  ndjsonDays = daysOf(goodLines);
+
+  // Over 5 MiB in under 1,000 conversations: only its bytes make it two requests or more.
+  const callbacks = recordsOf(path.join(FIXTURES, CALLBACKS));
+  const big = Array.from({ length: 600 }, (_, i) => withId(callbacks[i % callbacks.length]!, `import-big-${i}`, -1095 * DAY));
+  const bigText = JSON.stringify({ conversations: big, cursor: 'next', dataAvailabilityDate: '2021-03-01T00:00:00.000Z' });
+  bigBytes = Buffer.byteLength(bigText);
+  expect(bigBytes).toBeGreaterThan(MIB5);
+  writeFileSync(path.join(dir, BIG), bigText);
+  bigDays = daysOf(big);
+
+  writeFileSync(path.join(dir, NEITHER), JSON.stringify(calls.slice(0, 2)));
+  accepted.push(...goodLines, ...big);
+  server = await startDevServer();
+  url = server.baseUrl;
+}, 180_000);
+
+afterAll(async () => {
+  await server?.dispose();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * A real HTTP hop in front of the dev server that answers the first requests itself with the faults given
+ * (a status and its headers, or a connection cut), then passes every request through; it notes when each came.
+ */
+async function faultyProxy(faults: ({ status: number; headers?: Record<string, string> } | 'cut')[]) {
+  const arrivals: number[] = [];
+  const proxy = createServer(async (req, res) => {
+    arrivals.push(Date.now());
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const fault = faults.shift();
+    if (fault === 'cut') return req.socket.destroy();
+    if (fault) return res.writeHead(fault.status, { 'Content-Type': 'application/json', ...fault.headers }).end('{"message":"try again"}');
+    const upstream = await fetch(server.baseUrl + req.url, {
+      method: req.method,
+      headers: { Authorization: req.headers.authorization ?? '', 'Content-Type': req.headers['content-type'] ?? '' },
+      body: Buffer.concat(chunks),
+    });
+    res.writeHead(upstream.status, { 'Content-Type': upstream.headers.get('Content-Type') ?? 'application/json' });
+    res.end(Buffer.from(await upstream.arrayBuffer()));
+  });
+  proxy.listen(0, '127.0.0.1');
+  await once(proxy, 'listening');
+  return {
+    url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    arrivals,
+    close: () => new Promise((resolve) => proxy.close(resolve)),
+  };
+}
+
+describe('npm run import', () => {
+  it('with --dry-run reads, checks and packs, says what it would send, and sends nothing', async () => {
+    const proxy = await faultyProxy([]);
+    const before = [await query(ndjsonDays), await query(bigDays)];
+    const run = await runImport(['--dry-run', '--url', proxy.url, '--token', server.adminToken, path.join(dir, 'export')]);
+    await proxy.close();
+    expect(run.code, run.stderr).toBe(1);
+    const requests = [...run.stdout.matchAll(/^request \d+: ([\d,]+) conversations?, ([\d,]+) bytes/gm)].map(([, n, bytes]) => ({
+      conversations: Number(n!.replaceAll(',', '')),
+      bytes: Number(bytes!.replaceAll(',', '')),
+    }));
+    for (const r of requests) {
+      expect(r.bytes).toBeLessThanOrEqual(MIB5);
+      expect(r.conversations).toBeLessThanOrEqual(1000);
+    }
+    // More than 5 MiB to send: two requests at least.
+    expect(requests.length).toBeGreaterThanOrEqual(2);
+    expect(requests.reduce((sum, r) => sum + r.bytes, 0)).toBeGreaterThan(MIB5);
+    // Packed: what the server takes, the hand-edited record and the one with a bad date (the server's to refuse).
+    expect(requests.reduce((sum, r) => sum + r.conversations, 0)).toBe(accepted.length + 2);
+    expect(run.stdout).toContain('dry run: nothing was sent');
+    expect(run.stdout).toMatch(/calls\.ndjson:30 {2}import-oversize {2}is [\d,]+ bytes, more than one request may carry/);
+    expect(proxy.arrivals).toEqual([]);
+    expect([await query(ndjsonDays), await query(bigDays)]).toEqual(before);
+  }, 60_000);
+
+  it('stores every record it can, reports each one refused with its file, adds up to what the records hold; run again, stores nothing new', async () => {
+    const run = await runImport(['--url', url, '--token', server.adminToken, '--concurrency', '3', path.join(dir, 'export')]);
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(1);
+    const s = summaryOf(run.stdout);
+    const expected = tally(accepted);
+    // 7 fixture files, the NDJSON, the big page, the file of neither shape.
+    expect(s.files).toBe(10);
+    expect(s.read).toBe(accepted.length + 4);
+    expect(s.stored).toBe(accepted.length);
+    expect(s.refused).toBe(4);
+    expect(s.notSent).toBe(0);
+    expect(s.observations).toBe(expected.observations);
+    // The blueprint's index.md is a trimmed copy of conversation1: what it repeats counts as duplicates.
+    expect(s.observations + s.duplicates).toBe(expected.occurrences);
+    expect(s.withoutObservations).toBe(expected.withoutObservations);
+    expect(s.skipped).toEqual(expected.skipped);
+
+    const refused = run.stdout.slice(run.stdout.indexOf('\nrefused (4):'));
+    const handEdited = recordsOf(path.join(FIXTURES, HAND_EDITED))[0]!;
+    expect(refused).toMatch(
+      new RegExp(
+        `${HAND_EDITED.replaceAll('.', '\\.')}  ${handEdited.conversationId}  Dates must be ISO-8601 .+\\[participants\\[\\d+\\]\\.sessions\\[\\d+\\]\\.segments\\[\\d+\\]\\.segment(Start|End)\\]`,
+      ),
+    );
+    expect(refused).toMatch(/calls\.ndjson:10 {2}import-nd-9 {2}line is not JSON/);
+    expect(refused).toMatch(new RegExp(`calls\\.ndjson:20  ${badDateId}  Dates must be ISO-8601 .+\\[conversationStart\\]`));
+    expect(refused).toMatch(new RegExp(`calls\\.ndjson:30  ${oversizeId}  is [\\d,]+ bytes, more than one request may carry`));
+    expect(run.stdout).toMatch(/not imported \(1\):\n {2}.*notes\.json: holds an array of 2 items; expected \{"conversations": \[…\]\}/);
+
+    // The good records of the NDJSON's request (refused, then sent again without the bad one) and the big
+    // page's parts are all there.
+    const ndjsonStats = tHandle(accepted, ...ndjsonDays);
+    const bigStats = tHandle(accepted, ...bigDays);
+    expect(ndjsonStats.count).toBeGreaterThan(0);
+    expect(bigStats.count).toBeGreaterThan(0);
+    expect(await query(ndjsonDays)).toEqual(ndjsonStats);
+    expect(await query(bigDays)).toEqual(bigStats);
+
+    // Again, the token from the environment and the base URL with a slash: every observation a duplicate.
+    const again = await runImport(['--url', `${url}/`, path.join(dir, 'export')], { SWITCHBOARD_TOKEN: server.adminToken });
+    expect(again.code, again.stderr).toBe(1);
+    const s2 = summaryOf(again.stdout);
+    expect(s2.stored).toBe(accepted.length);
+    expect(s2.observations).toBe(0);
+    expect(s2.duplicates).toBe(expected.occurrences);
+    expect(await query(bigDays)).toEqual(bigStats);
+  }, 90_000);
+
+  it('retries 429 after its Retry-After, a 503 and a cut connection, and stores everything once (exit 0)', async () => {
+    const callbacks = recordsOf(path.join(FIXTURES, CALLBACKS));
+    const own = Array.from({ length: 30 }, (_, i) => withId(callbacks[i % callbacks.length]!, `import-retry-${i}`, -1460 * DAY));
+    const file = path.join(dir, 'retry.ndjson');
+    writeFileSync(file, own.map((r) => JSON.stringify(r)).join('\n'));
+    const proxy = await faultyProxy([{ status: 429, headers: { 'Retry-After': '1' } }, { status: 503 }, 'cut']);
+    const run = await runImport(['--url', proxy.url, '--token', server.adminToken, file]);
+    await proxy.close();
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+    expect(proxy.arrivals).toHaveLength(4);
+    expect(proxy.arrivals[1]! - proxy.arrivals[0]!).toBeGreaterThanOrEqual(1000);
+    const s = summaryOf(run.stdout);
+    expect(run.stdout).toMatch(/^requests\s+1 sent .*, 3 retries, 0 failed/m);
+    expect(s.stored).toBe(30);
+    expect(s.observations).toBe(tally(own).observations);
+    expect(await query(daysOf(own))).toEqual(tHandle(own, ...daysOf(own)));
+  }, 60_000);
+
+  it('stops at once on a token the server refuses, with its message', async () => {
+    const run = await runImport(['--url', url, '--token', 'not-a-token', path.join(dir, 'export', 'genesys')]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/import: stopped: the server answered 401: .+/);
+    expect(summaryOf(run.stdout).stored).toBe(0);
+  }, 60_000);
+
+  it('refuses bad arguments with exit code 2 and the usage', async () => {
+    for (const args of [
+      [path.join(dir, 'export')],
+      ['--url', url, '--token', 't', path.join(dir, 'missing')],
+      ['--url', url, '--token', 't'],
+    ]) {
+      const run = await runImport(args);
+      expect(run.code, args.join(' ')).toBe(2);
+      expect(run.stderr).toContain('Usage: npm run import');
+    }
+  }, 60_000);
+});
