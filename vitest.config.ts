@@ -75,7 +75,7 @@ const SHARED_RUNTIME_TESTS = [
   'test/analytics/rollup-bound.test.ts',
   'test/analytics/service-level.test.ts',
   'test/analytics/span-index.test.ts',
-  'test/chat/admin-page.test.ts',
+  'test/admin-page/admin-page.test.ts',
   'test/chat/history-search.test.ts',
   'test/chat/integrations/bitbucket.test.ts',
   'test/chat/integrations/github.test.ts',

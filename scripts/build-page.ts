@@ -1,6 +1,6 @@
 /**
  * Builds the pages' static assets (wrangler.toml [assets]) from src/chat/page/client and
- * src/chat/admin-page/client:
+ * src/admin-page/client:
  *   rooms/index.html      the page; the Worker serves it at /rooms/:id with its CSP
  *   assets/chat/room.js   the client, bundled with the shared protocol module
  *   assets/chat/room.css
@@ -20,7 +20,7 @@ import { WEBHOOK_KINDS } from '../src/chat/limits';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const CLIENT = path.join(ROOT, 'src/chat/page/client');
-const ADMIN_CLIENT = path.join(ROOT, 'src/chat/admin-page/client');
+const ADMIN_CLIENT = path.join(ROOT, 'src/admin-page/client');
 export const PAGE_OUT_DIR = path.join(ROOT, 'dist/page');
 
 /** One page's script and stylesheet (`<client>/main.ts`, `<client>/<name>.css`) as assets/chat/<name>.js and .css. */

@@ -12,6 +12,7 @@ import { imageProxyRoutes } from './chat/image-proxy/image-proxy.routes';
 import { apiCors } from './http/cors';
 import { clientsRoutes } from './oauth/clients.routes';
 import { tokenRoutes } from './oauth/token.routes';
+import { adminPageRoutes } from './admin-page/admin-page.routes';
 
 export const CORRELATION_HEADER = 'ININ-Correlation-Id';
 
@@ -60,6 +61,8 @@ export function createApp() {
   app.route('/', chatRoutes);
   app.route('/', viewerLinksRoutes);
   app.route('/', imageProxyRoutes);
+  // The service's admin page (rooms, webhooks, viewer links, tokens, OAuth clients), and `GET /` to it.
+  app.route('/', adminPageRoutes);
 
   app.notFound((c) => errorResponse(c, ApiError.notFound('No resource matches this method and path.')));
   app.onError((err, c) => errorResponse(c, toApiError(err, c.get('contextId') ?? 'unknown')));

@@ -1,6 +1,5 @@
 import { Hono } from 'hono';
 import type { AppEnv } from '../http/context';
-import { adminPageRoutes } from './admin-page/admin-page.routes';
 import { pageRoutes } from './page/page.routes';
 import { peoplePostRoutes } from './people-post/people-post.routes';
 import { roomsRoutes } from './rooms.routes';
@@ -10,7 +9,7 @@ import { webhooksRoutes } from './webhooks.routes';
 
 /**
  * Everything chat: admin routes, the public webhook post (and its edits), viewers (history,
- * WebSocket), people's posts (chat:write) and the page.
+ * WebSocket), people's posts (chat:write) and the room page.
  */
 export const chatRoutes = new Hono<AppEnv>()
   .route('/', roomsRoutes)
@@ -18,5 +17,4 @@ export const chatRoutes = new Hono<AppEnv>()
   .route('/', peoplePostRoutes)
   .route('/', webhooksRoutes)
   .route('/', webhookPostRoutes)
-  .route('/', pageRoutes)
-  .route('/', adminPageRoutes);
+  .route('/', pageRoutes);

@@ -1,6 +1,6 @@
 import { env, exports } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { ADMIN_PAGE_ASSET } from '../../src/chat/admin-page/admin-page';
+import { ADMIN_PAGE_ASSET } from '../../src/admin-page/admin-page';
 import { ADMIN_TOKEN, BASE, expectError, send } from '../helpers';
 
 // The admin page is built into the static assets by scripts/build-page.ts (the global setup).

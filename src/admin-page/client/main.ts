@@ -7,7 +7,7 @@
  * refusal shows the API's ErrorBody message.
  * Served as /assets/chat/admin.js (scripts/build-page.ts).
  */
-import { WEBHOOK_KINDS, type WebhookKind } from '../../limits';
+import { WEBHOOK_KINDS, type WebhookKind } from '../../chat/limits';
 import { setUpAccess } from './access';
 import { AdminApi, type DeliveryEntry, type Problem, type Room, SIGNED_KINDS, testPost, type Webhook } from './api';
 import { actionsCell, busy, button, element, h } from './dom';

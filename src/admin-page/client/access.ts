@@ -4,8 +4,8 @@
  * client's secret are answered only on creation: the part shows them then, once, with Copy buttons,
  * and keeps neither in its lists. A signed-in token without `tokens:manage` gets a notice, not lists.
  */
-import { type Permission, PERMISSIONS } from '../../../http/permissions';
-import { CLIENT_CREDENTIALS, OAUTH_LIMITS } from '../../../oauth/oauth.limits';
+import { type Permission, PERMISSIONS } from '../../http/permissions';
+import { CLIENT_CREDENTIALS, OAUTH_LIMITS } from '../../oauth/oauth.limits';
 import type { AdminApi, ApiToken, ApiTokenWithSecret, OAuthClient, OAuthClientWithSecret, Problem } from './api';
 import { actionsCell, busy, button, copyField, element, h } from './dom';
 import { durationText, problemText, whenText } from './format';

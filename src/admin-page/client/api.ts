@@ -3,9 +3,9 @@
  * view types live in modules that need the Worker's bindings, so they are restated here), every
  * answer either the value or the API's ErrorBody made readable.
  */
-import type { Permission } from '../../../http/permissions';
-import type { CLIENT_CREDENTIALS } from '../../../oauth/oauth.limits';
-import type { RateLimit, WebhookKind } from '../../limits';
+import type { Permission } from '../../http/permissions';
+import type { CLIENT_CREDENTIALS } from '../../oauth/oauth.limits';
+import type { RateLimit, WebhookKind } from '../../chat/limits';
 
 export interface Room {
   id: string;

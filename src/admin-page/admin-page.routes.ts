@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import type { AppEnv } from '../../http/context';
+import type { AppEnv } from '../http/context';
 import { ADMIN_PAGE_ASSET, ADMIN_PAGE_CSP } from './admin-page';
 
 /**
