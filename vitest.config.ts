@@ -207,9 +207,12 @@ export default defineConfig(async () => {
             // wrangler dev builds the page itself ([build]); built here too, so a build error fails fast.
             // The local state every dev server starts from is migrated once (e2e-state.ts).
             globalSetup: ['./test/setup/build-page.ts', './test/setup/e2e-state.ts'],
-            // Each file starts its own wrangler dev (on its own port) and Chromium. One at a time: with two
-            // side by side, a file's start-up hung now and then (4 runs in ~10; cause not found yet).
-            fileParallelism: false,
+            // Each file starts its own wrangler dev (on its own port, with a dev registry of its own) and
+            // Chromium; two files side by side. Before each server had its own registry (they all shared
+            // ~/.wrangler/registry and watched one another), a start-up hung now and then with two side by
+            // side; dev-server.ts still tries a second start when the first does not answer in 45 s.
+            fileParallelism: true,
+            maxWorkers: 2,
             testTimeout: 180_000,
             // Two starts of wrangler dev at most (dev-server.ts), then Chromium.
             hookTimeout: 240_000,

@@ -3,7 +3,7 @@
  *
  * - checks: the type checks and the linter (`npm run typecheck`, `npm run lint`);
  * - workerd: vitest's projects inside workerd (workers, units, partitions), printed as it runs;
- * - e2e: vitest's e2e project (wrangler dev, Chromium), one file at a time.
+ * - e2e: vitest's e2e project (wrangler dev, Chromium), two files at a time.
  *
  * Run one after another they took ~7.5 min on the 2-core machine, while the e2e files mostly wait
  * (servers starting, a browser's timers, a heartbeat running out) and leave a core idle. The workerd part

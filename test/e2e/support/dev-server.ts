@@ -69,12 +69,18 @@ function pickPort(): Promise<number> {
 
 /** wrangler without a terminal: no prompts, no interactive session. */
 // The Worker never reads Request.cf: no fetch of Cloudflare's cf.json (this machine is offline).
-const wranglerEnv = (): NodeJS.ProcessEnv => ({
+/**
+ * `registry`: wrangler's dev registry, where every running `wrangler dev` lists its Workers and watches
+ * for the others' (~/.wrangler/registry by default). A directory of each server's own keeps the test
+ * servers, and a developer's own `npm run dev`, from seeing or binding one another.
+ */
+const wranglerEnv = (registry?: string): NodeJS.ProcessEnv => ({
   CLOUDFLARE_CF_FETCH_ENABLED: 'false',
   ...process.env,
   CI: '1',
   WRANGLER_SEND_METRICS: 'false',
   NO_COLOR: '1',
+  ...(registry === undefined ? {} : { WRANGLER_REGISTRY_PATH: registry }),
 });
 
 export function wranglerSync(args: string[]): string {
@@ -171,7 +177,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
         'warn',
       ],
       // Its own process group, so stop() reaches workerd and esbuild too.
-      { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: wranglerEnv() },
+      { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: wranglerEnv(path.join(persistDir, 'registry')) },
     );
     child = proc;
     running.add(proc.pid!);
