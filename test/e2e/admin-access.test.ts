@@ -7,11 +7,12 @@
  * phone's window never scrolls sideways; the keyboard alone does it.
  */
 import path from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPage } from '../../scripts/build-page';
 import type { Api } from './support/api';
 import type { DevServer } from './support/dev-server';
+import { openAdmin as openPage, signIn as typeToken } from './support/admin-page';
 import { waitFor } from './support/page-probe';
 import { ARTIFACTS, closeTestbed, openTestbed } from './support/testbed';
 
@@ -21,37 +22,11 @@ let browser: Browser;
 /** A room with one message: what a chat:read token may read. */
 let room: { id: string };
 
-interface Opened {
-  context: BrowserContext;
-  page: Page;
-  /** Page errors and console errors (a CSP violation is one). */
-  errors: string[];
-}
+const openAdmin = (options: { clipboard?: boolean; dark?: boolean; phone?: boolean } = {}) => openPage(browser, server.baseUrl, options);
 
-async function openAdmin(options: { clipboard?: boolean; dark?: boolean; phone?: boolean } = {}): Promise<Opened> {
-  const context = await browser.newContext({
-    viewport: options.phone ? { width: 390, height: 844 } : { width: 1200, height: 900 },
-    ...(options.phone ? { isMobile: true, hasTouch: true } : {}),
-    colorScheme: options.dark ? 'dark' : 'light',
-  });
-  if (options.clipboard) await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.baseUrl });
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error' && !/Failed to load resource/.test(msg.text())) errors.push(msg.text());
-  });
-  // Revoke and delete ask first: the test says yes, and keeps what was asked.
-  page.on('dialog', (dialog) => void dialog.accept());
-  await page.goto(`${server.baseUrl}/admin`);
-  return { context, page, errors };
-}
-
+/** Signs in and waits for the page's lists. */
 async function signIn(page: Page, token: string): Promise<void> {
-  const field = page.getByLabel('Admin token with chat:admin');
-  await field.waitFor({ state: 'visible' });
-  await field.fill(token);
-  await field.press('Enter');
+  await typeToken(page, token);
   await page.locator('#admin').waitFor({ state: 'visible' });
 }
 

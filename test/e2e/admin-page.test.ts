@@ -6,9 +6,10 @@
  * resume, rotate, delete; the API's error messages shown as they are.
  */
 import path from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPage } from '../../scripts/build-page';
+import { openAdmin as openPage, signIn } from './support/admin-page';
 import type { Api } from './support/api';
 import type { DevServer } from './support/dev-server';
 import { ARTIFACTS, closeTestbed, openTestbed } from './support/testbed';
@@ -18,38 +19,7 @@ let server: DevServer;
 let api: Api;
 let browser: Browser;
 
-interface Opened {
-  context: BrowserContext;
-  page: Page;
-  /** Page errors and console errors (a CSP violation is one). */
-  errors: string[];
-}
-
-async function openAdmin(options: { clipboard?: boolean; dark?: boolean; phone?: boolean } = {}): Promise<Opened> {
-  const context = await browser.newContext({
-    viewport: options.phone ? { width: 390, height: 844 } : { width: 1200, height: 900 },
-    ...(options.phone ? { isMobile: true, hasTouch: true } : {}),
-    colorScheme: options.dark ? 'dark' : 'light',
-  });
-  if (options.clipboard) await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.baseUrl });
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error' && !/Failed to load resource/.test(msg.text())) errors.push(msg.text());
-  });
-  // Rotate and delete ask first: the test says yes.
-  page.on('dialog', (dialog) => void dialog.accept());
-  await page.goto(`${server.baseUrl}/admin`);
-  return { context, page, errors };
-}
-
-async function signIn(page: Page, token: string): Promise<void> {
-  const field = page.getByLabel('Admin token with chat:admin');
-  await field.waitFor({ state: 'visible' });
-  await field.fill(token);
-  await field.press('Enter');
-}
+const openAdmin = (options: { clipboard?: boolean; dark?: boolean; phone?: boolean } = {}) => openPage(browser, server.baseUrl, options);
 
 const webhookRow = (page: Page, name: string) => page.locator('#webhooks tbody tr', { hasText: name });
 const roomRow = (page: Page, name: string) => page.locator('#rooms tbody tr', { hasText: name });
