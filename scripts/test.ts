@@ -10,8 +10,9 @@
  * runs at a lower CPU priority: it only needs throughput, while the e2e tests wait on real timers that a
  * starved process would miss.
  *
- * The checks' and e2e output is printed when each part ends. `npm test -- <vitest args>` runs just
- * `vitest run <args>` (e.g. one file), as before.
+ * The checks' and e2e output is printed when each part ends; a part that fails has its failed tests named
+ * again after the summary (failureRecap). `npm test -- <vitest args>` runs just `vitest run <args>` (e.g.
+ * one file), as before.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { setPriority } from 'node:os';
@@ -49,19 +50,26 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const)
     process.exit(130);
   });
 
-function run(part: Part): Promise<{ part: Part; code: number; seconds: number }> {
+/** How many of a failed part's failures are named again at the very end. */
+const RECAP_FAILURES = 6;
+
+function run(part: Part): Promise<{ part: Part; code: number; seconds: number; output: string }> {
   const started = Date.now();
   return new Promise((resolve) => {
     const child = spawn(part.command, part.args, {
-      stdio: ['ignore', part.live ? 'inherit' : 'pipe', part.live ? 'inherit' : 'pipe'],
-      env: part.live ? process.env : { ...process.env, FORCE_COLOR: process.stdout.isTTY ? '1' : '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, FORCE_COLOR: process.stdout.isTTY ? '1' : '0' },
     });
     children.add(child);
     // Set before the child has started anything of its own: workerd and its forks inherit it.
     if (part.nice && child.pid) setPriority(child.pid, part.nice);
     const output: Buffer[] = [];
-    child.stdout?.on('data', (chunk: Buffer) => output.push(chunk));
-    child.stderr?.on('data', (chunk: Buffer) => output.push(chunk));
+    const take = (stream: NodeJS.WriteStream) => (chunk: Buffer) => {
+      output.push(chunk);
+      if (part.live) stream.write(chunk);
+    };
+    child.stdout?.on('data', take(process.stdout));
+    child.stderr?.on('data', take(process.stderr));
     child.on('close', (code, signal) => {
       children.delete(child);
       const seconds = (Date.now() - started) / 1000;
@@ -69,7 +77,7 @@ function run(part: Part): Promise<{ part: Part; code: number; seconds: number }>
         process.stdout.write(`\n──── ${part.name} (${seconds.toFixed(0)} s) ────\n`);
         process.stdout.write(Buffer.concat(output));
       }
-      resolve({ part, code: code ?? (signal ? 1 : 0), seconds });
+      resolve({ part, code: code ?? (signal ? 1 : 0), seconds, output: Buffer.concat(output).toString() });
     });
   });
 }
@@ -78,4 +86,25 @@ const results = await Promise.all(parts.map(run));
 process.stdout.write('\n');
 for (const { part, code, seconds } of results)
   process.stdout.write(`${code === 0 ? 'passed' : `FAILED (exit ${code})`}  ${part.name}  ${seconds.toFixed(0)} s\n`);
+for (const { part, code, output } of results) if (code !== 0 && parts.length > 1) process.stdout.write(failureRecap(part.name, output));
 process.exit(results.some(({ code }) => code !== 0) ? 1 : 0);
+
+/**
+ * The failed tests of a part, each with its error's first line, in a few lines at the very end: CI keeps
+ * only the last lines of a run's output, and a part that ended early (e2e) was buried under the others'.
+ */
+function failureRecap(name: string, output: string): string {
+  const lines = output.replace(/\x1b\[[0-9;]*m/g, '').split('\n');
+  const failures: string[] = [];
+  lines.forEach((line, at) => {
+    // vitest's list of failures: " FAIL  e2e  test/e2e/x.test.ts > describe > test", then the error.
+    if (!/^ FAIL /.test(line)) return;
+    const error = lines.slice(at + 1).find((next) => next.trim() !== '') ?? '';
+    failures.push(`  ${line.replace(/^ FAIL\s+/, '')}\n    ${error.trim().slice(0, 200)}`);
+  });
+  const shown = failures.slice(0, RECAP_FAILURES);
+  const more = failures.length > shown.length ? `  …and ${failures.length - shown.length} more\n` : '';
+  return shown.length === 0
+    ? `${name}: no test failed; the end of its output:\n${lines.slice(-8).join('\n')}\n`
+    : `${name}: ${failures.length} failed\n${shown.join('\n')}\n${more}`;
+}
