@@ -1,9 +1,10 @@
 /**
- * `npm run import -- --url URL [--token T] [--concurrency N] [--dry-run] <file|dir>…`
+ * `npm run import -- --url URL [--token T] [--concurrency N] [--dry-run] [--refused FILE] <file|dir>…`
  *
  * Imports Genesys Cloud conversation-detail exports (details query answers, async details job pages, single
  * conversations, NDJSON) into a Switchboard through its ingest endpoint: packed into requests within its
- * limits, a few in flight, retried when the server is busy, records it refuses taken out and reported.
+ * limits, a few in flight, retried when the server is busy, split when a proxy finds them too large, records
+ * it refuses taken out and reported (and written to a file to fix and import again).
  * Exit codes: 0 everything stored or counted, 1 something refused, unreadable or not sent, 2 bad arguments.
  */
 import { parseCli, USAGE, UsageError, type ImportOptions } from './import/cli';
@@ -13,14 +14,18 @@ import { runImport } from './import/run';
 import { packedLine, summaryLines } from './import/summary';
 import { Tally } from './import/tally';
 
+function usageError(err: unknown): 2 {
+  if (!(err instanceof UsageError)) throw err;
+  process.stderr.write(`import: ${err.message}\n\n${USAGE}`);
+  return 2;
+}
+
 async function main(argv: readonly string[]): Promise<number> {
   let options: ImportOptions | 'help';
   try {
     options = await parseCli(argv, process.env, (file) => formatOf(file) !== undefined);
   } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    process.stderr.write(`import: ${err.message}\n\n${USAGE}`);
-    return 2;
+    return usageError(err);
   }
   if (options === 'help') {
     process.stdout.write(USAGE);
@@ -31,6 +36,9 @@ async function main(argv: readonly string[]): Promise<number> {
   const progress = new Progress(tally);
   try {
     await runImport(options, tally, (entries, bytes) => process.stdout.write(`${packedLine(tally.requests, entries, bytes)}\n`));
+  } catch (err) {
+    // Only a --refused file that cannot be written, found before anything is read.
+    return usageError(err);
   } finally {
     progress.stop();
   }

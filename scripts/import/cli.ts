@@ -2,6 +2,7 @@
 import { stat } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { ANALYTICS_LIMITS } from '../../src/analytics/limits';
+import { formatOf } from './files';
 import type { Target } from './send';
 
 export const INGEST_PATH = '/api/v2/analytics/conversations/details/ingest';
@@ -19,14 +20,19 @@ Sends Genesys Cloud conversation-detail exports to Switchboard's ingest endpoint
   --concurrency N      requests in flight, 1 to ${MAX_CONCURRENCY} (default 4)
   --dry-run            read, check and pack the files, say what would be sent, send nothing
                        (needs neither --url nor a token)
+  --refused FILE       write each refused record to FILE (.ndjson or .jsonl, emptied first), one line each:
+                       {"file", "line" or "index", "conversationId", "field", "message", "record"} ("text",
+                       the line cut to 64 KiB, instead of "record" for a line that was no conversation).
+                       Fix the records and import FILE again: a line with a "record" is read as that record
   -h, --help           this text
 
 Reads .json files (a details query's answer {"conversations": […]}, a page of an async details job, or one
 conversation as GET /api/v2/analytics/conversations/{id}/details answers it) and .ndjson / .jsonl files (one
 conversation per line, as \`npm run simulate -- --out FILE\` writes them); directories are searched recursively,
 files read in name order. Requests carry at most ${ANALYTICS_LIMITS.maxConversationsPerIngest.toLocaleString('en-US')} conversations and 5 MiB; records the server refuses
-are taken out, the rest sent again, and each is listed with its file (and line). Running the same import again
-is safe: what is stored already counts as duplicates.
+are taken out, the rest sent again, and each is listed with its file (and line). A request answered 413 (a
+proxy's limit below 5 MiB) is sent again in two halves, split again while it must; a conversation too large
+alone is refused. Running the same import again is safe: what is stored already counts as duplicates.
 
 Exit codes: 0 everything stored or counted, 1 something refused, unreadable or not sent, 2 bad arguments.
 `;
@@ -39,6 +45,8 @@ export interface ImportOptions {
   concurrency: number;
   /** Files and directories, as given. */
   paths: string[];
+  /** Where to write the refused records (`--refused`), if anywhere. */
+  refused: string | undefined;
 }
 
 function parseFlags(argv: readonly string[]) {
@@ -52,6 +60,7 @@ function parseFlags(argv: readonly string[]) {
         token: { type: 'string' },
         concurrency: { type: 'string' },
         'dry-run': { type: 'boolean' },
+        refused: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -110,7 +119,11 @@ export async function parseCli(
     }
     target = { url, token };
   }
-  const options = { target, concurrency: concurrency(values.concurrency), paths: positionals };
+  // Written as NDJSON, and named so: the same file is imported again once fixed.
+  if (values.refused !== undefined && formatOf(values.refused) !== 'ndjson') {
+    throw new UsageError(`--refused must name a .ndjson or .jsonl file, to be imported again (got "${values.refused}")`);
+  }
+  const options = { target, concurrency: concurrency(values.concurrency), paths: positionals, refused: values.refused };
   await checkPaths(options.paths, readable);
   return options;
 }

@@ -1,7 +1,8 @@
 /**
  * Delivers packed requests, a few at a time. Ingest is all or nothing per request: when the server refuses
  * some records (a 400 naming each in `errors[]`), they are taken out and reported, and the rest of the
- * request is sent again, until it is stored or nothing is left.
+ * request is sent again, until it is stored or nothing is left. A request answered 413 (something on the
+ * way takes less than the 5 MiB we pack to) is sent again in two halves, each split again while it must.
  */
 import type { Entry } from './pack';
 import { bodyOf } from './pack';
@@ -35,6 +36,7 @@ export async function deliver(entries: Entry[], post: (body: string) => Promise<
       tally.storedBatch(pending.length, outcome.answer);
       return;
     }
+    if (outcome.kind === 'too-large') return split(pending, outcome.message, post, tally);
     const refused = outcome.kind === 'refused' ? refusedRecords(pending, outcome.records) : new Map<number, RecordError>();
     if (refused.size === 0) {
       tally.failedBatch(pending, outcome.message);
@@ -46,10 +48,33 @@ export async function deliver(entries: Entry[], post: (body: string) => Promise<
       // The field opens the message too; it is listed on its own, relative to the record.
       if (error.fieldName !== undefined && message.startsWith(`${error.fieldName}: `)) message = message.slice(error.fieldName.length + 2);
       const field = error.fieldName?.replace(REQUEST_FIELD, '');
-      tally.refuse({ origin: entry.origin, conversationId: entry.conversationId, message, ...(field ? { fieldName: field } : {}) });
+      const refusal = { origin: entry.origin, conversationId: entry.conversationId, message, ...(field ? { fieldName: field } : {}) };
+      tally.refuse(refusal, { record: entry.text });
     }
     pending = pending.filter((_, i) => !refused.has(i));
   }
+}
+
+/** Where to cut a request in two of about the same bytes, each with one record at least. */
+function halfway(entries: readonly Entry[]): number {
+  const total = entries.reduce((sum, e) => sum + e.bytes, 0);
+  let i = 0;
+  for (let bytes = 0; i < entries.length - 1 && (bytes + entries[i]!.bytes) * 2 <= total; i++) bytes += entries[i]!.bytes;
+  return Math.max(1, i);
+}
+
+/** The halves go one after the other, in the slot of the request they came from: the concurrency stays as asked. */
+async function split(entries: Entry[], message: string, post: (body: string) => Promise<Outcome>, tally: Tally): Promise<void> {
+  if (entries.length === 1) {
+    const entry = entries[0]!;
+    const alone = `is ${entry.bytes.toLocaleString('en-US')} bytes, more than the server takes in a request (it answered ${message}): not stored`;
+    tally.refuse({ origin: entry.origin, conversationId: entry.conversationId, message: alone }, { record: entry.text });
+    return;
+  }
+  tally.splits++;
+  const cut = halfway(entries);
+  await deliver(entries.slice(0, cut), post, tally);
+  await deliver(entries.slice(cut), post, tally);
 }
 
 /** Runs at most `limit` tasks at once. The first task that throws stops it: run() and drain() throw its error. */

@@ -8,12 +8,13 @@ import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { formatOf } from './files';
 import type { Origin } from './origin';
+import { readRefusedLine } from './refused-file';
 import { EXPECTED_SHAPES, recognise } from './shapes';
 
 export type ReadEvent =
   | { kind: 'record'; record: unknown; origin: Origin }
-  /** An NDJSON line that is not JSON or not a conversation. */
-  | { kind: 'bad-line'; origin: Origin; conversationId: string | undefined; message: string }
+  /** An NDJSON line that is not JSON or not a conversation; `text` is the line as read. */
+  | { kind: 'bad-line'; origin: Origin; conversationId: string | undefined; message: string; text: string }
   /** A file that holds neither shape or could not be read (an NDJSON file: past the records read before). */
   | { kind: 'bad-file'; file: string; message: string }
   | { kind: 'file-done'; file: string };
@@ -75,13 +76,32 @@ async function* readNdjsonFile(file: string): AsyncGenerator<ReadEvent> {
         value = JSON.parse(text);
       } catch (err) {
         const id = CONVERSATION_ID.exec(text)?.[1];
-        yield { kind: 'bad-line', origin: { file, line }, conversationId: id, message: `is not JSON: ${errorText(err)}` };
+        yield { kind: 'bad-line', origin: { file, line }, conversationId: id, message: `is not JSON: ${errorText(err)}`, text };
+        continue;
+      }
+      // A line of a file `--refused` wrote: its record, fixed or not, is imported again.
+      const refused = readRefusedLine(value);
+      if (refused && 'record' in refused) {
+        yield { kind: 'record', record: refused.record, origin: { file, line } };
+        continue;
+      }
+      if (refused) {
+        const id = (value as { conversationId?: unknown }).conversationId;
+        const message = 'is a refused line with no "record": put the conversation, fixed, in its "record"';
+        yield {
+          kind: 'bad-line',
+          origin: { file, line },
+          conversationId: typeof id === 'string' ? id : undefined,
+          message,
+          text: refused.text,
+        };
         continue;
       }
       const shape = recognise(value);
       // A line holding a whole page (each API answer dumped as a line) is read as that page.
       if (shape.kind === 'neither') {
-        yield { kind: 'bad-line', origin: { file, line }, conversationId: undefined, message: `holds ${shape.held}; ${EXPECTED_SHAPES}` };
+        const message = `holds ${shape.held}; ${EXPECTED_SHAPES}`;
+        yield { kind: 'bad-line', origin: { file, line }, conversationId: undefined, message, text };
       } else if (shape.kind === 'one') yield { kind: 'record', record: shape.record, origin: { file, line } };
       else for (const [index, record] of shape.records.entries()) yield { kind: 'record', record, origin: { file, line, index } };
     }

@@ -1,17 +1,54 @@
 /** An import from end to end: files listed, records read and packed, requests delivered, all of it tallied. */
-import type { ImportOptions } from './cli';
+import { realpath } from 'node:fs/promises';
+import { type ImportOptions, UsageError } from './cli';
 import { Pool, deliver } from './deliver';
 import { listFiles } from './files';
 import { type Entry, MAX_BODY_BYTES, Packer, bodyBytes, fitsAlone, toEntry } from './pack';
 import { readRecords } from './read-records';
+import { RefusedFile } from './refused-file';
 import { FatalAnswer, postIngest, type Target } from './send';
 import type { Tally } from './tally';
 
 const fmt = (n: number): string => n.toLocaleString('en-US');
 
-/** A dry run (no target) packs and sends nothing: `onPacked` sees each request it would send. */
+/**
+ * The refused file, emptied or created before anything is read. It must not be one of the files read: it
+ * would be emptied before being read (the usual mistake: written into the export's folder, then the folder imported again).
+ */
+async function createRefusedFile(file: string, reading: readonly string[]): Promise<RefusedFile> {
+  const real = await realpath(file).catch(() => undefined);
+  for (const read of reading) {
+    if (real !== undefined && (await realpath(read)) === real) {
+      throw new UsageError(`--refused ${file} is also a file to import: name another file, or move it out of the folders imported`);
+    }
+  }
+  try {
+    return RefusedFile.create(file);
+  } catch (err) {
+    throw new UsageError(`--refused ${file} cannot be written: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/**
+ * A dry run (no target) packs and sends nothing: `onPacked` sees each request it would send. Throws UsageError
+ * when `--refused` names a file it must not or cannot write.
+ */
 export async function runImport(options: ImportOptions, tally: Tally, onPacked?: (entries: Entry[], bytes: number) => void): Promise<void> {
   const files = await listFiles(options.paths);
+  if (options.refused !== undefined) tally.refusedFile = await createRefusedFile(options.refused, files);
+  try {
+    await importFiles(files, options, tally, onPacked);
+  } finally {
+    tally.refusedFile?.close();
+  }
+}
+
+async function importFiles(
+  files: string[],
+  options: ImportOptions,
+  tally: Tally,
+  onPacked: ((entries: Entry[], bytes: number) => void) | undefined,
+): Promise<void> {
   tally.filesTotal = files.length;
   const stop = new AbortController();
   const pool = new Pool(options.concurrency);
@@ -37,7 +74,10 @@ export async function runImport(options: ImportOptions, tally: Tally, onPacked?:
       else if (event.kind === 'bad-file') tally.badFiles.push({ file: event.file, message: event.message });
       else if (event.kind === 'bad-line') {
         tally.records++;
-        tally.refuse({ origin: event.origin, conversationId: event.conversationId, message: `line ${event.message}` });
+        tally.refuse(
+          { origin: event.origin, conversationId: event.conversationId, message: `line ${event.message}` },
+          { text: event.text },
+        );
       } else {
         tally.records++;
         const entry = toEntry(event.record, event.origin);
@@ -45,7 +85,7 @@ export async function runImport(options: ImportOptions, tally: Tally, onPacked?:
         else {
           const limit = fmt(MAX_BODY_BYTES);
           const message = `is ${fmt(entry.bytes)} bytes, more than one request may carry (${limit} bytes with its envelope): not sent`;
-          tally.refuse({ origin: entry.origin, conversationId: entry.conversationId, message });
+          tally.refuse({ origin: entry.origin, conversationId: entry.conversationId, message }, { record: entry.text });
         }
       }
     }

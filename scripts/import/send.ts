@@ -39,8 +39,10 @@ export interface RecordError {
 
 export type Outcome =
   | { kind: 'stored'; answer: IngestAnswer }
-  /** A 400 naming records (nothing of the request was stored). */
+  /** A 400 (or 413) naming records (nothing of the request was stored). */
   | { kind: 'refused'; message: string; records: RecordError[] }
+  /** A 413 naming no record: the body is larger than something on the way takes (a proxy's limit below ours). */
+  | { kind: 'too-large'; message: string }
   /** Not stored, for good: a 400 about the request itself, another error, or retries spent. */
   | { kind: 'failed'; message: string };
 
@@ -136,12 +138,13 @@ async function attempt(target: Target, body: string, policy: RetryPolicy, signal
   if (res.status === 401 || res.status === 403) throw new FatalAnswer(message);
   if (res.status === 404 || res.status === 405) throw new FatalAnswer(`${message} (is ${target.url} Switchboard's ingest URL?)`);
   if (RETRIED_STATUSES.has(res.status)) return { retry: message, waitMs: retryAfterMs(res.headers.get('Retry-After')) };
-  if (res.status === 400 && records.length > 0) return { done: { kind: 'refused', message, records } };
+  if ((res.status === 400 || res.status === 413) && records.length > 0) return { done: { kind: 'refused', message, records } };
+  if (res.status === 413) return { done: { kind: 'too-large', message } };
   return { done: { kind: 'failed', message } };
 }
 
 /**
- * Posts a body until a definite answer: stored, refused, failed for good, or (thrown) FatalAnswer.
+ * Posts a body until a definite answer: stored, refused, too large, failed for good, or (thrown) FatalAnswer.
  * `signal` ends the waiting and the request when the import stops.
  */
 export async function postIngest(

@@ -20,6 +20,10 @@ export function packedLine(n: number, entries: readonly Entry[], bytes: number):
   return `request ${fmt(n)}: ${plural(entries.length, 'conversation')}, ${fmt(bytes)} bytes (${from})`;
 }
 
+function splits(t: Tally): string {
+  return t.splits > 0 ? `, ${plural(t.splits, 'request')} answered 413 and split in two` : '';
+}
+
 export function summaryLines(t: Tally): string[] {
   const badFiles = t.badFiles.length > 0 ? ` (${fmt(t.badFiles.length)} not imported, listed below)` : '';
   const lines = [`files          ${fmt(t.filesRead)} read${badFiles}`];
@@ -36,8 +40,12 @@ export function summaryLines(t: Tally): string[] {
       `observations   ${fmt(t.observations)} stored, ${fmt(t.duplicates)} duplicates`,
       `without observations  ${plural(t.withoutObservations, 'conversation')} (no metric of the catalogue: nothing stored)`,
       `skipped metrics  ${skipped.length === 0 ? 'none' : skipped.map(([name, n]) => `${name} ${fmt(n)}`).join(', ')}`,
-      `requests       ${fmt(t.requests)} sent (${mib(t.bytes)}), ${plural(t.retries, 'retry', 'retries')}, ${fmt(t.failedRequests)} failed`,
+      `requests       ${fmt(t.requests)} sent (${mib(t.bytes)}), ${plural(t.retries, 'retry', 'retries')}${splits(t)}, ${fmt(t.failedRequests)} failed`,
     );
+  }
+  if (t.refusedFile) {
+    const fix = t.refusedFile.written > 0 ? ': fix them and import that file again' : '';
+    lines.push(`refused file   ${plural(t.refusedFile.written, 'record')} written to ${t.refusedFile.path}${fix}`);
   }
   const rate = Math.round((t.dryRun ? t.records : t.stored) / Math.max(t.seconds, 0.001));
   lines.push(`took ${t.seconds.toFixed(1)} s (${fmt(rate)} conversations/s)`);

@@ -1,6 +1,7 @@
 /** What an import read, stored, counted and left out: the figures of its progress and of its summary. */
 import type { Origin } from './origin';
 import type { Entry } from './pack';
+import type { Held, RefusedFile } from './refused-file';
 import type { IngestAnswer } from './send';
 
 /** A record not stored: refused by the server, or here (a bad NDJSON line, a record over the size limit). */
@@ -46,13 +47,18 @@ export class Tally {
   requests = 0;
   bytes = 0;
   retries = 0;
+  /** Requests answered 413 without naming a record, then sent again as two halves. */
+  splits = 0;
   largestRequest = 0;
   /** Why the import stopped before the end, if it did. */
   stopped: string | undefined;
+  /** Where every refused record is written with what it held (`--refused`); the list above keeps no records. */
+  refusedFile: RefusedFile | undefined;
 
-  refuse(refusal: Refusal): void {
+  refuse(refusal: Refusal, held: Held): void {
     this.refusedCount++;
     if (this.refusals.length < MAX_KEPT) this.refusals.push(refusal);
+    this.refusedFile?.write(refusal, held);
   }
 
   request(bytes: number): void {

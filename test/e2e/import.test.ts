@@ -3,6 +3,8 @@
  * made of the real fixture records (test/fixtures/shared/genesys-details) plus what the test writes: an NDJSON
  * file with a malformed line, a record the server refuses and one too large to send among good ones; a file of
  * neither shape; a details page over 5 MiB. Every expected figure is counted here by a plain walk over the JSON.
+ * Then `--refused FILE` (each line built here from the records written, the file fixed and imported again) and a
+ * proxy whose body limit is below ours (413: requests split in two).
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -230,24 +232,38 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
+/** What nginx answers past its client_max_body_size: HTML, no error body naming records. */
+const NGINX_413 =
+  '<html><head><title>413 Request Entity Too Large</title></head><body><center><h1>413 Request Entity Too Large</h1></center><hr><center>nginx</center></body></html>';
+
 /**
  * A real HTTP hop in front of the dev server that answers the first requests itself with the faults given
- * (a status and its headers, or a connection cut), then passes every request through; it notes when each came.
+ * (a status and its headers, or a connection cut), then passes every request through, except one larger than
+ * `maxBodyBytes`, answered 413 as nginx does. It notes when each request came, and the size, conversations
+ * and status of each it answered 413 or passed.
  */
-async function faultyProxy(faults: ({ status: number; headers?: Record<string, string> } | 'cut')[]) {
+async function faultyProxy(faults: ({ status: number; headers?: Record<string, string> } | 'cut')[], maxBodyBytes = Infinity) {
   const arrivals: number[] = [];
+  const answered: { bytes: number; conversations: number; status: number }[] = [];
   const proxy = createServer(async (req, res) => {
     arrivals.push(Date.now());
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
     const fault = faults.shift();
     if (fault === 'cut') return req.socket.destroy();
     if (fault) return res.writeHead(fault.status, { 'Content-Type': 'application/json', ...fault.headers }).end('{"message":"try again"}');
+    const conversations = (JSON.parse(body.toString('utf8')) as { conversations: unknown[] }).conversations.length;
+    if (body.length > maxBodyBytes) {
+      answered.push({ bytes: body.length, conversations, status: 413 });
+      return res.writeHead(413, { 'Content-Type': 'text/html' }).end(NGINX_413);
+    }
     const upstream = await fetch(server.baseUrl + req.url, {
       method: req.method,
       headers: { Authorization: req.headers.authorization ?? '', 'Content-Type': req.headers['content-type'] ?? '' },
-      body: Buffer.concat(chunks),
+      body,
     });
+    answered.push({ bytes: body.length, conversations, status: upstream.status });
     res.writeHead(upstream.status, { 'Content-Type': upstream.headers.get('Content-Type') ?? 'application/json' });
     res.end(Buffer.from(await upstream.arrayBuffer()));
   });
@@ -256,6 +272,7 @@ async function faultyProxy(faults: ({ status: number; headers?: Record<string, s
   return {
     url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
     arrivals,
+    answered,
     close: () => new Promise((resolve) => proxy.close(resolve)),
   };
 }
@@ -370,4 +387,197 @@ describe('npm run import', () => {
       expect(run.stderr).toContain('Usage: npm run import');
     }
   }, 60_000);
+});
+
+/** A line of a `--refused` file, as the importer writes it. */
+interface RefusedLine {
+  file: string;
+  line?: number;
+  index?: number;
+  conversationId?: string;
+  field?: string;
+  message: string;
+  record?: DetailRecord;
+  text?: string;
+}
+
+const readLines = (file: string): RefusedLine[] =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as RefusedLine);
+
+/** The longest start of `text` whose UTF-8 takes at most 64 KiB, walked a character at a time. */
+function first64KiB(text: string): string {
+  let bytes = 0;
+  let end = 0;
+  for (const char of text) {
+    bytes += Buffer.byteLength(char);
+    if (bytes > 64 * 1024) break;
+    end += char.length;
+  }
+  return text.slice(0, end);
+}
+
+const byPlace = (a: RefusedLine, b: RefusedLine): number =>
+  a.file.localeCompare(b.file) || (a.line ?? 0) - (b.line ?? 0) || (a.index ?? 0) - (b.index ?? 0);
+
+describe('npm run import --refused, and a proxy that takes less than 5 MiB', () => {
+  it('writes each record refused, here or by the server, to --refused FILE; the records fixed in it are all stored', async () => {
+    const calls = recordsOf(path.join(FIXTURES, CALLS));
+    const own = Array.from({ length: 24 }, (_, i) => withId(calls[i]!, `import-ref-${i}`, -1825 * DAY));
+    const inputs = path.join(dir, 'refused-in');
+    mkdirSync(inputs);
+    const ndjson = path.join(inputs, 'calls.ndjson');
+    const page = path.join(inputs, 'page.json');
+
+    // Line 3 cut short, past 64 KiB (its 'é's make the 64 KiB fall inside a character); line 6 a conversation
+    // wrapped by mistake; line 9 a one-digit day (the server's refusal); line 12 over 5 MiB.
+    let notes = 'é'.repeat(40_000);
+    const withNotes = (text: string): DetailRecord => {
+      const [first, ...rest] = own[2]!.participants;
+      return { ...own[2]!, participants: [{ ...first!, attributes: { notes: text } }, ...rest] };
+    };
+    const before = JSON.stringify(withNotes(notes));
+    if ((64 * 1024 - Buffer.byteLength(before.slice(0, before.indexOf('é')))) % 2 === 0) notes = `a${notes}`;
+    const cutLine = JSON.stringify(withNotes(notes)).slice(0, -100);
+    const wrapped = JSON.stringify({ conversation: own[5] });
+    const badDate = { ...own[8]!, conversationStart: '2019-04-5T10:00:00.000Z' };
+    const [first11, ...rest11] = own[11]!.participants;
+    const huge = { ...own[11]!, participants: [{ ...first11!, attributes: { notes: 'x'.repeat(MIB5) } }, ...rest11] };
+    const lines = own.slice(0, 16).map((r) => JSON.stringify(r));
+    lines[2] = cutLine;
+    lines[5] = wrapped;
+    lines[8] = JSON.stringify(badDate);
+    lines[11] = JSON.stringify(huge);
+    writeFileSync(ndjson, `${lines.join('\n')}\n`);
+    // A details page whose third conversation has no date the server reads.
+    const badStart = { ...own[18]!, conversationStart: 'yesterday' };
+    writeFileSync(page, JSON.stringify({ conversations: [...own.slice(16, 18), badStart, ...own.slice(19)] }));
+
+    const expected: RefusedLine[] = [
+      { file: ndjson, line: 3, conversationId: 'import-ref-2', message: 'line is not JSON', text: first64KiB(cutLine) },
+      { file: ndjson, line: 6, message: 'line holds an object with "conversation"', text: wrapped },
+      {
+        file: ndjson,
+        line: 9,
+        conversationId: 'import-ref-8',
+        field: 'conversationStart',
+        message: 'Dates must be ISO-8601',
+        record: badDate,
+      },
+      { file: ndjson, line: 12, conversationId: 'import-ref-11', message: 'more than one request may carry', record: huge },
+      {
+        file: page,
+        index: 2,
+        conversationId: 'import-ref-18',
+        field: 'conversationStart',
+        message: 'Dates must be ISO-8601',
+        record: badStart,
+      },
+    ];
+    const refusedFile = path.join(dir, 'refused.ndjson');
+    const run = await runImport(['--url', url, '--token', server.adminToken, '--refused', refusedFile, inputs]);
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(1);
+    expect(summaryOf(run.stdout)).toMatchObject({ read: 24, stored: 19, refused: 5, notSent: 0 });
+    expect(run.stdout).toContain(`refused file   5 records written to ${refusedFile}`);
+
+    const written = readLines(refusedFile).sort(byPlace);
+    expect(written).toHaveLength(expected.length);
+    for (const [i, want] of expected.entries()) {
+      const got = written[i]!;
+      expect(Object.keys(got).sort(), `${want.file}:${want.line ?? want.index}`).toEqual(Object.keys(want).sort());
+      expect(got.message).toContain(want.message);
+      expect({ ...got, message: want.message }).toEqual(want);
+    }
+    const cut = written[0]!.text!;
+    expect(Buffer.byteLength(cut)).toBeGreaterThan(64 * 1024 - 4);
+    expect(cut.endsWith('é')).toBe(true);
+
+    const kept = own.filter((_, i) => ![2, 5, 8, 11, 18].includes(i));
+    const days = daysOf(own);
+    expect(await query(days)).toEqual(tHandle(kept, ...days));
+
+    // Fixed as a user would: each line's record mended, or given one where it held text; the rest of the line kept.
+    const fixed = path.join(dir, 'refused-fixed.ndjson');
+    const mended = (line: RefusedLine) => ({
+      ...line,
+      record: own.find((r) => r.conversationId === (line.conversationId ?? 'import-ref-5')),
+    });
+    writeFileSync(
+      fixed,
+      readLines(refusedFile)
+        .map((line) => JSON.stringify(mended(line)))
+        .join('\n'),
+    );
+    const again = path.join(dir, 'refused-again.ndjson');
+    const rerun = await runImport(['--url', url, '--token', server.adminToken, '--refused', again, fixed]);
+    expect(rerun.code, `${rerun.stdout}\n${rerun.stderr}`).toBe(0);
+    expect(summaryOf(rerun.stdout)).toMatchObject({ read: 5, stored: 5, refused: 0 });
+    expect(readFileSync(again, 'utf8')).toBe('');
+    expect(await query(days)).toEqual(tHandle(own, ...days));
+
+    // The refused file is never one of those read: it would be emptied before being read.
+    const clash = await runImport(['--url', url, '--token', server.adminToken, '--refused', fixed, fixed]);
+    expect(clash.code).toBe(2);
+    expect(clash.stderr).toContain('is also a file to import');
+    expect(readLines(fixed)).toHaveLength(5);
+  }, 90_000);
+
+  it('sends a request answered 413 again in two halves, down to one conversation, and stores every one that fits', async () => {
+    const calls = recordsOf(path.join(FIXTURES, CALLS));
+    const own = Array.from({ length: 40 }, (_, i) => withId(calls[i + 40]!, `import-413-${i}`, -2190 * DAY));
+    const limit = 32 * 1024;
+    const [first, ...rest] = own[20]!.participants;
+    // Within our 5 MiB, over the proxy's limit on its own.
+    const tooLarge = { ...own[20]!, participants: [{ ...first!, attributes: { notes: 'x'.repeat(limit) } }, ...rest] };
+    const sent = own.map((r, i) => (i === 20 ? tooLarge : r));
+    const file = path.join(dir, 'limited.ndjson');
+    writeFileSync(file, sent.map((r) => JSON.stringify(r)).join('\n'));
+    const whole = Buffer.byteLength(JSON.stringify({ conversations: sent }));
+    const largest = Math.max(...sent.map((r) => Buffer.byteLength(JSON.stringify(r))));
+    expect(whole).toBeGreaterThan(4 * limit);
+
+    const proxy = await faultyProxy([], limit);
+    const refusedFile = path.join(dir, 'limited-refused.ndjson');
+    const run = await runImport(['--url', proxy.url, '--token', server.adminToken, '--refused', refusedFile, file]);
+    await proxy.close();
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(1);
+    expect(summaryOf(run.stdout)).toMatchObject({ read: 40, stored: 39, refused: 1, notSent: 0 });
+
+    const { answered } = proxy;
+    // One request packed; each 413 to more than one conversation makes two requests of it: 2 × splits + 1 in all.
+    const splits = answered.filter((r) => r.status === 413 && r.conversations > 1).length;
+    expect(splits).toBeGreaterThanOrEqual(3);
+    expect(answered).toHaveLength(2 * splits + 1);
+    expect(answered[0]).toEqual({ bytes: whole, conversations: 40, status: 413 });
+    // The requests in the order sent walk a tree: a request split is followed by its first half and all that
+    // came of it, then its second half; the halves hold its conversations between them, about half its bytes each.
+    let next = 0;
+    const walk = (): { bytes: number; conversations: number } => {
+      const request = answered[next++]!;
+      if (request.status === 413 && request.conversations > 1) {
+        const halves = [walk(), walk()];
+        expect(halves[0]!.conversations + halves[1]!.conversations).toBe(request.conversations);
+        for (const half of halves) expect(half.bytes).toBeLessThanOrEqual(request.bytes / 2 + largest);
+      }
+      return request;
+    };
+    walk();
+    expect(next).toBe(answered.length);
+    const stored = answered.filter((r) => r.status === 200);
+    expect(stored.reduce((n, r) => n + r.conversations, 0)).toBe(39);
+    for (const r of stored) expect(r.bytes).toBeLessThanOrEqual(limit);
+    expect(answered.filter((r) => r.status === 413 && r.conversations === 1)).toHaveLength(1);
+    expect(answered.every((r) => r.status === 200 || r.status === 413)).toBe(true);
+    expect(run.stdout).toMatch(
+      new RegExp(`^requests\\s+${answered.length} sent .*, 0 retries, ${splits} requests answered 413 and split in two, 0 failed`, 'm'),
+    );
+
+    const [refused] = readLines(refusedFile);
+    expect(refused).toMatchObject({ file, line: 21, conversationId: 'import-413-20', record: tooLarge });
+    expect(refused!.message).toMatch(/more than the server takes in a request \(it answered 413: <html>/);
+    const kept = own.filter((_, i) => i !== 20);
+    expect(await query(daysOf(own))).toEqual(tHandle(kept, ...daysOf(own)));
+  }, 90_000);
 });
