@@ -3,9 +3,9 @@ import type { AppEnv } from '../http/context';
 import { ADMIN_PAGE_ASSET, ADMIN_PAGE_CSP } from './admin-page';
 
 /**
- * The admin page asks for a `chat:admin` token itself (kept in the tab's sessionStorage), so it is
- * served to anyone: the HTML holds nothing but the page's frame. Every list and change goes through
- * the API with that token. Script and stylesheet are static assets.
+ * The admin page asks for a token with `chat:admin`, `tokens:manage` or both itself (kept in the tab's
+ * sessionStorage), so it is served to anyone: the HTML holds nothing but the page's frame. Every list
+ * and change goes through the API with that token. Script and stylesheet are static assets.
  */
 export const adminPageRoutes = new Hono<AppEnv>()
   // The base URL that `npm run dev` prints, opened in a browser: the page a person can do something with.

@@ -1,7 +1,7 @@
 /**
  * The admin page (issue 25 item 10), in Chromium against a real `wrangler dev`: sign in with a
- * `chat:admin` token (a weaker or unknown one refused readably), create a room and a webhook through
- * the forms, copy the webhook's URL (clipboard, and the selected-text fallback), send a test post and
+ * `chat:admin` token (one with neither it nor `tokens:manage`, or an unknown one, refused readably),
+ * create a room and a webhook through the forms, copy the webhook's URL (clipboard, and the selected-text fallback), send a test post and
  * find it in the delivery log and the room's history, pause (a test post refused, and logged),
  * resume, rotate, delete; the API's error messages shown as they are.
  */
@@ -46,14 +46,14 @@ const CELL_EDGES = `[...new Set([...document.querySelectorAll('#rooms tbody tr, 
   (tr) => new Set([...tr.cells].map((td) => { const r = td.getBoundingClientRect(); return Math.round(r.top * 2) + '/' + Math.round(r.bottom * 2); })).size))]`;
 
 describe('the admin page', () => {
-  it('refuses a token without chat:admin, and an unknown one, readably; the token never reaches the URL or storage', async () => {
+  it('refuses a token without chat:admin or tokens:manage, and an unknown one, readably; the token never reaches the URL or storage', async () => {
     const reader = await api.createToken(['chat:read']);
     const { context, page, errors } = await openAdmin();
     await signIn(page, reader);
     const error = page.locator('#token-error');
     await error.waitFor({ state: 'visible' });
     const text = (await error.textContent()) ?? '';
-    expect(text).toContain('This token may not manage rooms and webhooks (it needs chat:admin)');
+    expect(text).toContain('This token holds neither chat:admin (rooms, webhooks and viewer links) nor tokens:manage');
     expect(text).toContain('chat:admin');
     expect(text).toContain('403 missing.permissions');
     expect(await page.isHidden('#admin')).toBe(true);

@@ -1,10 +1,10 @@
 /**
- * The admin page's client (`chat:admin`): asks once for a token (kept in this tab's sessionStorage,
- * sent only in the Authorization header), then lists, creates, renames and deletes rooms; lists,
+ * The admin page's client: asks once for a token (kept in this tab's sessionStorage, sent only in the
+ * Authorization header). With `chat:admin` it lists, creates, renames and deletes rooms; lists,
  * creates, pauses, resumes, rotates and deletes webhooks; copies a webhook's URL; sends a test post to
  * it; and shows its delivery log with paging; creates, rotates and revokes a room's viewer links
- * (viewer-links.ts); manages API tokens and OAuth clients with `tokens:manage` (access.ts). Every
- * refusal shows the API's ErrorBody message.
+ * (viewer-links.ts). With `tokens:manage` it manages API tokens and OAuth clients (access.ts); a token
+ * with only that sees the Access part alone. Every refusal shows the API's ErrorBody message.
  * Served as /assets/chat/admin.js (scripts/build-page.ts).
  */
 import { WEBHOOK_KINDS, type WebhookKind } from '../../chat/limits';
@@ -26,6 +26,9 @@ const tokenForm = element('token-form', HTMLFormElement);
 const tokenInput = element('token', HTMLInputElement);
 const tokenError = element('token-error', HTMLElement);
 const main = element('admin', HTMLElement);
+const accessOnlyNotice = element('access-only', HTMLElement);
+/** What a token without chat:admin cannot use: hidden in access-only mode, not shown empty. */
+const chatParts = [element('jump', HTMLElement), element('rooms-part', HTMLElement), element('webhooks-part', HTMLElement)];
 
 const roomsError = element('rooms-error', HTMLElement);
 const roomsBody = element('rooms', HTMLTableElement).tBodies[0]!;
@@ -75,6 +78,8 @@ let webhooks: Webhook[] = [];
 let selectedId: string | null = null;
 let deliveries: DeliveryEntry[] = [];
 let nextBefore: number | undefined;
+/** The signed-in token has tokens:manage but not chat:admin: the page is the Access part alone. */
+let accessOnly = false;
 
 const viewerLinks = setUpViewerLinks({ api: () => api, lostToken: (problem) => lostToken(problem), say });
 const access = setUpAccess({ api: () => api, lostToken: (problem) => lostToken(problem), say });
@@ -109,38 +114,65 @@ function askForToken(problem: Problem | null, lead = ''): void {
   tokenInput.focus();
 }
 
-/** Tries the token on the rooms list: 401 and 403 are told apart, and the token is forgotten. */
+/**
+ * Tries the token on the rooms list (chat:admin) and, refused there with a 403, on the API tokens list
+ * (tokens:manage): the lists the page reads anyway, so no endpoint exists only to name a token's
+ * permissions. Asked again on every sign-in, a reload's included, so the mode is never stored. A
+ * refused token is forgotten; 401 and 403 are told apart.
+ */
 async function signIn(token: string): Promise<void> {
   say('Signing in…');
   const candidate = new AdminApi(token);
   const answer = await candidate.rooms();
-  if (!answer.ok) {
-    sessionStorage.removeItem(TOKEN_KEY);
-    say('');
-    const lead =
-      answer.problem.status === 401
-        ? 'This token is not accepted (unknown or revoked): '
-        : answer.problem.status === 403
-          ? 'This token may not manage rooms and webhooks (it needs chat:admin): '
-          : 'Could not sign in: ';
-    askForToken(answer.problem, lead);
+  if (answer.ok) {
+    enter(candidate, token, false);
+    rooms = answer.value.entities;
+    renderRooms();
+    await Promise.all([loadWebhooks(), access.load()]);
+    say('Signed in.');
     return;
   }
+  if (answer.problem.status !== 403) return refuse(answer.problem);
+  const probe = await candidate.tokens();
+  if (!probe.ok) return refuse(probe.problem);
+  enter(candidate, token, true);
+  await access.load();
+  say('Signed in to manage access only.');
+}
+
+function refuse(problem: Problem): void {
+  sessionStorage.removeItem(TOKEN_KEY);
+  say('');
+  const lead =
+    problem.status === 401
+      ? 'This token is not accepted (unknown or revoked): '
+      : problem.status === 403
+        ? 'This token holds neither chat:admin (rooms, webhooks and viewer links) nor tokens:manage (API tokens and OAuth clients): '
+        : 'Could not sign in: ';
+  askForToken(problem, lead);
+}
+
+function enter(candidate: AdminApi, token: string, onlyAccess: boolean): void {
   sessionStorage.setItem(TOKEN_KEY, token);
   api = candidate;
+  accessOnly = onlyAccess;
+  // A chat:admin token that stopped working left its rooms and open panels behind the token form.
+  if (onlyAccess) forgetChat();
+  accessOnlyNotice.hidden = !onlyAccess;
+  for (const part of chatParts) part.hidden = onlyAccess;
   tokenForm.hidden = true;
   tokenInput.value = '';
   main.hidden = false;
   signOut.hidden = false;
-  rooms = answer.value.entities;
-  renderRooms();
-  await Promise.all([loadWebhooks(), access.load()]);
-  say('Signed in.');
 }
 
-/** A 401 or 403 in the middle of work (the token was revoked): back to the token form. */
+/**
+ * A 401 in the middle of work (the token was revoked), or a 403 from the rooms and webhooks API for a
+ * chat:admin token: back to the token form. In access-only mode a 403 is this token lacking a
+ * permission (the Access part shows it), never the token gone.
+ */
 function lostToken(problem: Problem): boolean {
-  if (problem.status !== 401 && problem.status !== 403) return false;
+  if (problem.status !== 401 && (problem.status !== 403 || accessOnly)) return false;
   if (problem.code === 'webhook.inactive') return false;
   sessionStorage.removeItem(TOKEN_KEY);
   askForToken(problem, 'The token no longer works: ');
@@ -153,14 +185,18 @@ tokenForm.addEventListener('submit', (event) => {
   if (token !== '') void signIn(token);
 });
 
-signOut.addEventListener('click', () => {
-  sessionStorage.removeItem(TOKEN_KEY);
+function forgetChat(): void {
   rooms = [];
   webhooks = [];
   closePanel();
   viewerLinks.close();
   renderRooms();
   renderWebhooks();
+}
+
+signOut.addEventListener('click', () => {
+  sessionStorage.removeItem(TOKEN_KEY);
+  forgetChat();
   askForToken(null);
   say('Token forgotten.');
 });
