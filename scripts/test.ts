@@ -11,7 +11,7 @@
  * starved process would miss.
  *
  * The checks' and e2e output is printed when each part ends; a part that fails has its failed tests named
- * again after the summary (failureRecap). `npm test -- <vitest args>` runs just `vitest run <args>` (e.g.
+ * again after the summary (failureRecap), and so has every test that passed only on a retry. `npm test -- <vitest args>` runs just `vitest run <args>` (e.g.
  * one file), as before.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -87,6 +87,14 @@ process.stdout.write('\n');
 for (const { part, code, seconds } of results)
   process.stdout.write(`${code === 0 ? 'passed' : `FAILED (exit ${code})`}  ${part.name}  ${seconds.toFixed(0)} s\n`);
 for (const { part, code, output } of results) if (code !== 0 && parts.length > 1) process.stdout.write(failureRecap(part.name, output));
+// Tests that passed only on a retry (test/support/retried-reporter.ts), in sight whatever the outcome.
+const retried = results.flatMap(({ output }) =>
+  stripColour(output)
+    .split('\n')
+    .filter((line) => line.startsWith('[retried] ')),
+);
+if (retried.length > 0 && parts.length > 1)
+  process.stdout.write(`${retried.length} test(s) passed only on a retry:\n${retried.join('\n')}\n`);
 process.exit(results.some(({ code }) => code !== 0) ? 1 : 0);
 
 /**
@@ -94,7 +102,7 @@ process.exit(results.some(({ code }) => code !== 0) ? 1 : 0);
  * only the last lines of a run's output, and a part that ended early (e2e) was buried under the others'.
  */
 function failureRecap(name: string, output: string): string {
-  const lines = output.replace(/\x1b\[[0-9;]*m/g, '').split('\n');
+  const lines = stripColour(output).split('\n');
   const failures: string[] = [];
   lines.forEach((line, at) => {
     // vitest's list of failures: " FAIL  e2e  test/e2e/x.test.ts > describe > test", then the error.
@@ -107,4 +115,8 @@ function failureRecap(name: string, output: string): string {
   return shown.length === 0
     ? `${name}: no test failed; the end of its output:\n${lines.slice(-8).join('\n')}\n`
     : `${name}: ${failures.length} failed\n${shown.join('\n')}\n${more}`;
+}
+
+function stripColour(text: string): string {
+  return text.replace(/\x1b\[[0-9;]*m/g, '');
 }
