@@ -4,6 +4,7 @@ import { DomainError } from './errors';
 import { ApiError, errorBody, fromDomainError } from './http/api-error';
 import type { AppEnv } from './http/context';
 import { createDb } from './db/client';
+import { notMigrated } from './db/missing-table';
 import { tokensRoutes } from './tokens/tokens.routes';
 import { analyticsRoutes } from './analytics/analytics.routes';
 import { chatRoutes } from './chat/chat.routes';
@@ -16,7 +17,10 @@ import { adminPageRoutes } from './admin-page/admin-page.routes';
 
 export const CORRELATION_HEADER = 'ININ-Correlation-Id';
 
-/** Maps anything thrown in a route to an ApiError; unknown errors are logged and become a 500. */
+/**
+ * Maps anything thrown in a route to an ApiError; a database without its tables is a 503 that names the
+ * fix; other unknown errors are logged and become a 500.
+ */
 function toApiError(err: unknown, contextId: string): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof DomainError) return fromDomainError(err);
@@ -26,6 +30,11 @@ function toApiError(err: unknown, contextId: string): ApiError {
       return new ApiError(400, 'bad.request', 'The request could not be understood by the server due to malformed syntax.');
     if (err.status === 404) return ApiError.notFound();
     if (err.status === 413) return new ApiError(413, 'payload.too.large', err.message || 'The request body is too large.');
+  }
+  const unmigrated = notMigrated(err);
+  if (unmigrated) {
+    console.error(`[${contextId}] ${unmigrated.message}`);
+    return fromDomainError(unmigrated);
   }
   console.error(`[${contextId}] unhandled error`, err);
   return new ApiError(500, 'internal.server.error', 'The server encountered an unexpected error.');

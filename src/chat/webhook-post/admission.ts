@@ -1,6 +1,7 @@
 import type { Db } from '../../db/client';
 import { ApiError } from '../../http/api-error';
 import { storeUnavailable } from '../chat-errors';
+import { notMigrated } from '../../db/missing-table';
 import { gateStub } from '../stubs';
 import type { Admission } from '../webhook-gate';
 import { findWebhookByPostSecretHash, postSecretHash, type WebhookRow } from '../webhooks.store';
@@ -64,7 +65,7 @@ async function load(db: Db, secretHash: string): Promise<WebhookRow | undefined>
     row = await findWebhookByPostSecretHash(db, secretHash);
   } catch (err) {
     console.error('webhook lookup failed', err);
-    throw storeUnavailable();
+    throw notMigrated(err) ?? storeUnavailable();
   }
   webhookCopies.remember(secretHash, row);
   return row;
