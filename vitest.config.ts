@@ -100,6 +100,7 @@ const SHARED_RUNTIME_TESTS = [
   'test/hostile/unicode.test.ts',
   'test/http/cors.test.ts',
   'test/http/errors.test.ts',
+  'test/http/last-used.test.ts',
   'test/oauth/rooms.test.ts',
   'test/simulator/simulator.test.ts',
   'test/support/reference-aggregator.test.ts',

@@ -14,6 +14,8 @@ export const tokens = sqliteTable(
     tokenHash: text('token_hash').notNull(),
     createdAt: text('created_at').notNull(),
     revokedAt: text('revoked_at'),
+    /** The last request it authenticated, within LAST_USED_RESOLUTION_MS (http/last-used.ts); null: never. */
+    lastUsedAt: text('last_used_at'),
   },
   (t) => [uniqueIndex('tokens_token_hash').on(t.tokenHash)],
 );
@@ -390,6 +392,11 @@ export const oauthClients = sqliteTable('oauth_clients', {
   accessTokenValiditySeconds: integer('access_token_validity_seconds').notNull(),
   createdAt: text('created_at').notNull(),
   revokedAt: text('revoked_at'),
+  /**
+   * The last time it got an access token or one of its access tokens authenticated a request, within
+   * LAST_USED_RESOLUTION_MS (http/last-used.ts); null: never.
+   */
+  lastUsedAt: text('last_used_at'),
 });
 
 /**

@@ -17,6 +17,11 @@ export interface OAuthClientView {
   state: 'active' | 'inactive';
   dateCreated: string;
   dateRevoked?: string;
+  /**
+   * The last time it got an access token or one of its access tokens authenticated a request, within
+   * the hour (LAST_USED_RESOLUTION_MS); null: never. Not a Genesys field.
+   */
+  lastUsedAt: string | null;
 }
 
 export interface NewClient {
@@ -45,6 +50,7 @@ function view(row: typeof oauthClients.$inferSelect): OAuthClientView {
     state: row.revokedAt ? 'inactive' : 'active',
     dateCreated: row.createdAt,
     ...(row.revokedAt ? { dateRevoked: row.revokedAt } : {}),
+    lastUsedAt: row.lastUsedAt,
   };
 }
 
@@ -59,6 +65,7 @@ export async function createClient(db: Db, client: NewClient): Promise<OAuthClie
     accessTokenValiditySeconds: client.accessTokenValiditySeconds,
     createdAt: new Date().toISOString(),
     revokedAt: null,
+    lastUsedAt: null,
   };
   await db.insert(oauthClients).values(row);
   return { ...view(row), secret };

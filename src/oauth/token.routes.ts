@@ -3,6 +3,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { ApiError } from '../http/api-error';
 import type { AppEnv } from '../http/context';
 import { readBodyBytes, utf8 } from '../http/json-body';
+import { lastUseDue, recordClientUse, recordUseLater } from '../http/last-used';
 import { issueAccessToken, verifyClient } from './clients.store';
 import { OAUTH_LIMITS } from './oauth.limits';
 
@@ -111,6 +112,12 @@ export const tokenRoutes = new Hono<AppEnv>().post('/oauth/token', async (c) => 
     if (!client) throw badClient;
     const issued = await issueAccessToken(c.var.db, client.id, client.accessTokenValiditySeconds);
     if (!issued) throw badClient;
+    // Getting a token is a use of the client; recorded after the answer, as a request's is (http/auth.ts).
+    const now = Date.now();
+    if (lastUseDue(client.lastUsedAt, now)) {
+      const db = c.var.db;
+      recordUseLater(c.executionCtx, `OAuth client ${client.id}`, () => recordClientUse(db, client.id, now));
+    }
     return c.json({ access_token: issued.accessToken, token_type: 'bearer', expires_in: issued.expiresIn }, 200, NO_STORE);
   } catch (err) {
     if (err instanceof OAuthError) return oauthError(c, err);

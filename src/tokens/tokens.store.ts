@@ -10,6 +10,8 @@ export interface TokenView {
   permissions: Permission[];
   createdAt: string;
   revokedAt?: string;
+  /** The last request it authenticated, within the hour (LAST_USED_RESOLUTION_MS); null: never. */
+  lastUsedAt: string | null;
 }
 
 function view(row: typeof tokens.$inferSelect): TokenView {
@@ -19,6 +21,7 @@ function view(row: typeof tokens.$inferSelect): TokenView {
     permissions: row.permissions as Permission[],
     createdAt: row.createdAt,
     ...(row.revokedAt ? { revokedAt: row.revokedAt } : {}),
+    lastUsedAt: row.lastUsedAt,
   };
 }
 
@@ -32,7 +35,7 @@ export async function createToken(db: Db, name: string, permissions: Permission[
     createdAt: new Date().toISOString(),
   };
   await db.insert(tokens).values(row);
-  return { ...view({ ...row, revokedAt: null }), token };
+  return { ...view({ ...row, revokedAt: null, lastUsedAt: null }), token };
 }
 
 export async function listTokens(db: Db): Promise<TokenView[]> {

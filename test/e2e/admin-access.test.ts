@@ -3,8 +3,9 @@
  * clients created in the page work against the API with exactly the permissions chosen there, and stop
  * working when revoked or deleted there; their secrets are shown once (with Copy, and the selected-text
  * fallback where the clipboard refuses) and never again; a
- * signed-in token without tokens:manage is told so; the API's refusals are shown as it words them; a
- * phone's window never scrolls sideways; the keyboard alone does it.
+ * signed-in token without tokens:manage is told so; the API's refusals are shown as it words them; each
+ * token and client shows its last use ("never" until it has one); a phone's window never scrolls
+ * sideways; the keyboard alone does it.
  */
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -335,6 +336,77 @@ describe('the admin page: OAuth clients', () => {
     expect((await call(accessToken, 'GET', `/api/v1/rooms/${room.id}/messages`)).status).toBe(401);
     await page.getByLabel('Show revoked and deleted').check();
     expect((await cellTexts(clientRow(page, name)))[5]).toBe('Deleted just now');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
+
+describe('the admin page: last use', () => {
+  it('lists a token or client never used as "never", and one used once with its time after "Reload lists"', async () => {
+    const { context, page, errors } = await openAdmin();
+    await signIn(page, server.adminToken);
+    await page.locator('#access-parts').waitFor({ state: 'visible' });
+    expect(await page.locator('#api-tokens thead th').allTextContents()).toContain('Last used');
+    expect(await page.locator('#oauth-clients thead th').allTextContents()).toContain('Last used');
+
+    // Two tokens made in the page, as anyone would: only the first is used.
+    const made: { name: string; secret: string }[] = [];
+    for (const what of ['Used', 'Unused']) {
+      const name = unique(`${what} token`);
+      await page.locator('#api-token-name').fill(name);
+      await choose(page, 'api-token', ['chat:read']);
+      await page.getByRole('button', { name: 'Create token' }).click();
+      await waitFor(
+        'the new token',
+        async () => (await page.textContent('#api-token-secret-label')) ?? '',
+        (t) => t.includes(name),
+      );
+      made.push({ name, secret: await page.inputValue('#api-token-secret') });
+      await page.getByRole('button', { name: 'Done: hide the token' }).click();
+    }
+    const [used, unused] = made as [{ name: string; secret: string }, { name: string; secret: string }];
+    const lastUsedCell = (row: ReturnType<Page['locator']>, index: number) => row.locator('td').nth(index);
+    expect(await lastUsedCell(tokenRow(page, used.name), 4).textContent()).toBe('never');
+
+    // A client used (it got an access token) and one not, made through the API.
+    const clientNames = { used: unique('Used client'), unused: unique('Unused client') };
+    const usedClient = await api.admin<{ id: string; secret: string }>('POST', '/api/v2/oauth/clients', {
+      name: clientNames.used,
+      authorizedGrantType: 'CLIENT-CREDENTIALS',
+      permissions: ['chat:read'],
+    });
+    await api.admin('POST', '/api/v2/oauth/clients', {
+      name: clientNames.unused,
+      authorizedGrantType: 'CLIENT-CREDENTIALS',
+      permissions: ['chat:read'],
+    });
+
+    expect((await call(used.secret, 'GET', `/api/v1/rooms/${room.id}/messages`)).status).toBe(200);
+    expect((await grant(usedClient.id, usedClient.secret)).status).toBe(200);
+
+    // The use is written just after the answer: the lists are read again until it shows.
+    await waitFor(
+      'the last uses listed',
+      async () => {
+        await page.getByRole('button', { name: 'Reload lists' }).click();
+        return [
+          await lastUsedCell(tokenRow(page, used.name), 4).textContent(),
+          await lastUsedCell(clientRow(page, clientNames.used), 6).textContent(),
+        ];
+      },
+      ([token, client]) => token === 'just now' && client === 'just now',
+    );
+    expect(await lastUsedCell(tokenRow(page, unused.name), 4).textContent()).toBe('never');
+    expect(await lastUsedCell(clientRow(page, clientNames.unused), 6).textContent()).toBe('never');
+
+    // The exact time is in the element, as the page's other times: the API's value, and the local time as its title.
+    const tokens = await api.admin<{ entities: { name: string; lastUsedAt: string | null }[] }>('GET', '/api/v1/tokens');
+    const recorded = tokens.entities.find((t) => t.name === used.name)!.lastUsedAt!;
+    expect(tokens.entities.find((t) => t.name === unused.name)!.lastUsedAt).toBeNull();
+    const time = lastUsedCell(tokenRow(page, used.name), 4).locator('time');
+    expect(await time.getAttribute('datetime')).toBe(recorded);
+    expect(await time.getAttribute('title')).toBe(await page.evaluate<string>(`new Date(${JSON.stringify(recorded)}).toLocaleString()`));
+    expect(await lastUsedCell(tokenRow(page, unused.name), 4).locator('time').count()).toBe(0);
     expect(errors).toEqual([]);
     await context.close();
   });

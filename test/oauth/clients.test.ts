@@ -18,6 +18,7 @@ describe('OAuth clients API', () => {
       accessTokenValiditySeconds: 86_400,
       state: 'active',
       dateCreated: expect.any(String),
+      lastUsedAt: null,
       secret: expect.stringMatching(/^sbc_[A-Za-z0-9_-]{43}$/),
     });
     const row = await env.DB.prepare('SELECT * FROM oauth_clients WHERE id = ?').bind(created.id).first<Record<string, unknown>>();

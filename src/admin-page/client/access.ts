@@ -70,6 +70,11 @@ function when(iso: string): HTMLElement {
   return h('time', { datetime: iso, title: new Date(iso).toLocaleString() }, whenText(iso));
 }
 
+/** A last use as the API records it (within the hour): its time, or "never". */
+function lastUsed(iso: string | null): HTMLElement | string {
+  return iso === null ? 'never' : when(iso);
+}
+
 /** What a list keeps of a creation's answer: never the secret. */
 function listedToken(token: ApiToken): ApiToken {
   return {
@@ -78,6 +83,7 @@ function listedToken(token: ApiToken): ApiToken {
     permissions: token.permissions,
     createdAt: token.createdAt,
     ...(token.revokedAt ? { revokedAt: token.revokedAt } : {}),
+    lastUsedAt: token.lastUsedAt,
   };
 }
 
@@ -92,6 +98,7 @@ function listedClient(client: OAuthClient): OAuthClient {
     state: client.state,
     dateCreated: client.dateCreated,
     ...(client.dateRevoked ? { dateRevoked: client.dateRevoked } : {}),
+    lastUsedAt: client.lastUsedAt,
   };
 }
 
@@ -191,6 +198,7 @@ export function setUpAccess(deps: AccessDeps): AccessPart {
       h('td', {}, permissionList(token.permissions)),
       h('td', { class: 'nowrap' }, when(token.createdAt)),
       token.revokedAt ? h('td', { class: 'nowrap' }, 'Revoked ', when(token.revokedAt)) : h('td', { class: 'active' }, 'Active'),
+      h('td', { class: 'nowrap' }, lastUsed(token.lastUsedAt)),
       actionsCell(!token.revokedAt && button('Revoke', `Revoke API token ${token.name}`, () => void revokeToken(token), 'danger')),
     );
   }
@@ -283,6 +291,7 @@ export function setUpAccess(deps: AccessDeps): AccessPart {
             client.dateRevoked !== undefined && ' ',
             client.dateRevoked !== undefined && when(client.dateRevoked),
           ),
+      h('td', { class: 'nowrap' }, lastUsed(client.lastUsedAt)),
       actionsCell(active && button('Delete', `Delete OAuth client ${client.name}`, () => void deleteClient(client), 'danger')),
     );
   }

@@ -75,13 +75,15 @@ export interface ViewerLinkWithSecret extends ViewerLink {
   url: string;
 }
 
-/** An API token as listed: never its secret. The API records no last use. */
+/** An API token as listed: never its secret. */
 export interface ApiToken {
   id: string;
   name: string;
   permissions: Permission[];
   createdAt: string;
   revokedAt?: string;
+  /** The last request it authenticated, within the hour; null: never. */
+  lastUsedAt: string | null;
 }
 
 /** An API token as created: the only answer that holds the token itself. */
@@ -100,6 +102,8 @@ export interface OAuthClient {
   state: 'active' | 'inactive';
   dateCreated: string;
   dateRevoked?: string;
+  /** The last token it got or request one of its tokens authenticated, within the hour; null: never. */
+  lastUsedAt: string | null;
 }
 
 /** An OAuth client as created: the only answer that holds its secret. */

@@ -1,6 +1,6 @@
 import { createMiddleware } from 'hono/factory';
 import { ApiError } from '../../http/api-error';
-import { assertPermission, authenticate, bearerToken } from '../../http/auth';
+import { assertPermission, type AuthContext, authenticate, bearerToken } from '../../http/auth';
 import type { AppEnv, Principal } from '../../http/context';
 import { VIEWER_LINK_PREFIX } from '../../http/secrets';
 import { findViewerLink, touchViewerLink } from './viewer-links.store';
@@ -13,11 +13,7 @@ export const VIEWER_LINK_GONE = 'This viewer link was revoked or replaced; ask f
  * link of this very room. A viewer link's principal holds no permission at all, so no other route
  * would take it even if it got that far (http/auth.ts refuses its prefix first).
  */
-export async function authenticateRoomReader(
-  c: { env: Env; var: AppEnv['Variables'] },
-  header: string | undefined,
-  roomId: string,
-): Promise<Principal> {
+export async function authenticateRoomReader(c: AuthContext, header: string | undefined, roomId: string): Promise<Principal> {
   const token = bearerToken(header);
   if (token?.startsWith(VIEWER_LINK_PREFIX)) {
     const link = await findViewerLink(c.var.db, token);
