@@ -5,7 +5,15 @@
  * as its `record`.
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
-import type { Refusal } from './tally';
+import type { Origin } from './origin';
+
+/** A record not stored: refused by the server, or here (a bad NDJSON line, a record over the size limit). */
+export interface Refusal {
+  origin: Origin;
+  conversationId: string | undefined;
+  message: string;
+  fieldName?: string;
+}
 
 /** What a refused record held: a record's JSON as read and sent, or the raw text of a line that was no record. */
 export type Held = { record: string } | { text: string };

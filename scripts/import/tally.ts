@@ -1,16 +1,8 @@
 /** What an import read, stored, counted and left out: the figures of its progress and of its summary. */
 import type { Origin } from './origin';
 import type { Entry } from './pack';
-import type { Held, RefusedFile } from './refused-file';
+import type { Held, RefusedFile, Refusal } from './refused-file';
 import type { IngestAnswer } from './send';
-
-/** A record not stored: refused by the server, or here (a bad NDJSON line, a record over the size limit). */
-export interface Refusal {
-  origin: Origin;
-  conversationId: string | undefined;
-  message: string;
-  fieldName?: string;
-}
 
 /** A request not stored for good (a 400 about the request itself, retries spent). */
 export interface Failure {
