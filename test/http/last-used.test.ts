@@ -7,6 +7,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createDb } from '../../src/db/client';
 import { recordClientUse, recordTokenUse } from '../../src/http/last-used';
 import worker from '../../src/index';
+import { createRoom } from '../chat/helpers';
+import { CHAT_LIMITS } from '../../src/chat/limits';
 import { BASE, createToken, expectError, type Sent, send } from '../helpers';
 import { basic, CLIENTS, createClient } from '../oauth/support';
 
@@ -60,7 +62,7 @@ async function clientLastUsed(id: string): Promise<string | null> {
 }
 
 /** Sets a stored last use directly in D1, as if written `agoMs` ago. */
-async function storeLastUse(table: 'tokens' | 'oauth_clients', id: string, agoMs: number): Promise<string> {
+async function storeLastUse(table: 'tokens' | 'oauth_clients' | 'viewer_links', id: string, agoMs: number): Promise<string> {
   const at = new Date(Date.now() - agoMs).toISOString();
   const updated = await env.DB.prepare(`UPDATE ${table} SET last_used_at = ?1 WHERE id = ?2`).bind(at, id).run();
   expect(updated.meta.changes).toBe(1);
@@ -222,5 +224,52 @@ describe('a last use that cannot be written', () => {
       () => settled('GET', '/api/v1/tokens', bearer(accessToken)),
       () => clientLastUsed(client.id),
     );
+  });
+});
+
+describe('a viewer link’s lastUsedAt', () => {
+  /** The link's `lastUsedAt` as the room's list of links shows it. */
+  async function linkLastUsed(roomId: string, id: string): Promise<string | null> {
+    const listed = await send('GET', `/api/v1/rooms/${roomId}/viewer-links`);
+    expect(listed.status).toBe(200);
+    return (listed.body.entities as { id: string; lastUsedAt: string | null }[]).find((l) => l.id === id)!.lastUsedAt;
+  }
+
+  it('is written after the answer, at most once within its minute, and moved forward once older', async () => {
+    const room = await createRoom();
+    const created = await send('POST', `/api/v1/rooms/${room.id}/viewer-links`, { json: { label: 'Lobby TV' } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const { id, secret } = created.body as { id: string; secret: string };
+    expect(await linkLastUsed(room.id, id)).toBeNull();
+
+    const ticket = () => settled('POST', `/api/v1/rooms/${room.id}/ws-ticket`, bearer(secret));
+    const first = await expectRecordedDuring(
+      async () => expect((await ticket()).status).toBe(201),
+      () => linkLastUsed(room.id, id),
+    );
+    await tick();
+    expect((await ticket()).status).toBe(201);
+    expect(await linkLastUsed(room.id, id)).toBe(first);
+
+    await storeLastUse('viewer_links', id, CHAT_LIMITS.viewerLinkLastUsedMs + 1_000);
+    await expectRecordedDuring(
+      async () => expect((await ticket()).status).toBe(201),
+      () => linkLastUsed(room.id, id),
+    );
+
+    // A write that fails does not fail the wall's ticket (it did when the write was awaited in the request).
+    const trigger = `fail_link_use_${id.slice(0, 8)}`;
+    await storeLastUse('viewer_links', id, CHAT_LIMITS.viewerLinkLastUsedMs + 1_000);
+    await env.DB.prepare(
+      `CREATE TRIGGER ${trigger} BEFORE UPDATE OF last_used_at ON viewer_links WHEN NEW.id = '${id}' BEGIN SELECT RAISE(ABORT, 'injected D1 failure'); END;`,
+    ).run();
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      expect((await ticket()).status).toBe(201);
+      expect(logged.mock.calls.map((call) => call[0])).toContain(`last use of viewer link ${id} not recorded`);
+    } finally {
+      logged.mockRestore();
+      await env.DB.prepare(`DROP TRIGGER IF EXISTS ${trigger}`).run();
+    }
   });
 });

@@ -3,7 +3,8 @@ import { ApiError } from '../../http/api-error';
 import { assertPermission, type AuthContext, authenticate, bearerToken } from '../../http/auth';
 import type { AppEnv, Principal } from '../../http/context';
 import { VIEWER_LINK_PREFIX } from '../../http/secrets';
-import { findViewerLink, touchViewerLink } from './viewer-links.store';
+import { recordUseLater } from '../../http/last-used';
+import { findViewerLink, recordViewerLinkUse, viewerLinkUseDue } from './viewer-links.store';
 
 /** The answer a viewer link gets once it is revoked or rotated away (the room page says the same). */
 export const VIEWER_LINK_GONE = 'This viewer link was revoked or replaced; ask for a new one.';
@@ -23,7 +24,12 @@ export async function authenticateRoomReader(c: AuthContext, header: string | un
         { errorCode: 'missing.permissions', fieldName: 'chat:read' },
       ]);
     }
-    await touchViewerLink(c.var.db, link);
+    // After the answer, as an API token's use is (http/last-used.ts): a wall's reconnect waits on no write.
+    const now = Date.now();
+    if (viewerLinkUseDue(link, now)) {
+      const db = c.var.db;
+      recordUseLater(c.executionCtx, `viewer link ${link.id}`, () => recordViewerLinkUse(db, link.id, now));
+    }
     return { tokenId: link.principalId, permissions: new Set() };
   }
   const principal = await authenticate(c, header);

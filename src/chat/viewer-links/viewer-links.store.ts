@@ -1,4 +1,4 @@
-import { and, asc, eq } from 'drizzle-orm';
+import { and, asc, eq, isNull, lt, or } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { viewerLinks, wsTickets } from '../../db/schema';
 import { newToken, sha256Hex, VIEWER_LINK_PREFIX } from '../../http/secrets';
@@ -92,14 +92,21 @@ export async function findViewerLink(db: Db, secret: string): Promise<ViewerLink
     .get();
 }
 
-/** Records a use; written only when the last one recorded is older than CHAT_LIMITS.viewerLinkLastUsedMs. */
-export async function touchViewerLink(db: Db, row: ViewerLinkRow): Promise<void> {
-  const now = Date.now();
-  if (row.lastUsedAt !== null && now - Date.parse(row.lastUsedAt) < CHAT_LIMITS.viewerLinkLastUsedMs) return;
+/**
+ * Records a use at `now` unless one within CHAT_LIMITS.viewerLinkLastUsedMs is recorded already: the
+ * caller checks the row it read, and the UPDATE checks again, so walls that reconnect together write once.
+ */
+export async function recordViewerLinkUse(db: Db, id: string, now: number): Promise<void> {
+  const staleBefore = new Date(now - CHAT_LIMITS.viewerLinkLastUsedMs).toISOString();
   await db
     .update(viewerLinks)
     .set({ lastUsedAt: new Date(now).toISOString() })
-    .where(eq(viewerLinks.id, row.id));
+    .where(and(eq(viewerLinks.id, id), or(isNull(viewerLinks.lastUsedAt), lt(viewerLinks.lastUsedAt, staleBefore))));
+}
+
+/** Whether a use at `now` is to be recorded over the row's `lastUsedAt`. */
+export function viewerLinkUseDue(row: ViewerLinkRow, now: number): boolean {
+  return row.lastUsedAt === null || now - Date.parse(row.lastUsedAt) >= CHAT_LIMITS.viewerLinkLastUsedMs;
 }
 
 /**
