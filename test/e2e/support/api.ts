@@ -51,7 +51,8 @@ export class Api {
     });
     const text = await res.text();
     if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${text}\nwrangler dev said:\n${this.server.logTail(30)}`);
-    return JSON.parse(text) as T;
+    // A 204 (a DELETE) has no body.
+    return (text === '' ? undefined : JSON.parse(text)) as T;
   }
 
   createRoom(name: string, topic?: string): Promise<Room> {
