@@ -1,5 +1,6 @@
 /**
- * `npm run import -- --url URL [--token T] [--concurrency N] [--dry-run] [--refused FILE] <file|dir>…`
+ * `npm run import -- --url URL [--token T] [--concurrency N] [--max-request-bytes N] [--max-records N] [--dry-run]
+ *   [--refused FILE] <file|dir>…`
  *
  * Imports Genesys Cloud conversation-detail exports (details query answers, async details job pages, single
  * conversations, NDJSON) into a Switchboard through its ingest endpoint: packed into requests within its
@@ -42,7 +43,7 @@ async function main(argv: readonly string[]): Promise<number> {
   } finally {
     progress.stop();
   }
-  process.stdout.write(`${summaryLines(tally).join('\n')}\n`);
+  process.stdout.write(`${summaryLines(tally, options.limits).join('\n')}\n`);
   if (tally.stopped !== undefined) process.stderr.write(`import: stopped: ${tally.stopped}\n`);
   return tally.clean ? 0 : 1;
 }

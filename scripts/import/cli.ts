@@ -1,13 +1,15 @@
 /** The command line of `npm run import`: its flags, checked before anything is read or sent. */
 import { stat } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { ANALYTICS_LIMITS } from '../../src/analytics/limits';
 import { formatOf } from './files';
+import { MAX_BODY_BYTES, MAX_RECORDS, MIN_BODY_BYTES, type PackLimits } from './pack';
 import type { Target } from './send';
+import { formatSize, parseSize } from './sizes';
 
 export const INGEST_PATH = '/api/v2/analytics/conversations/details/ingest';
 export const TOKEN_ENV = 'SWITCHBOARD_TOKEN';
 const MAX_CONCURRENCY = 16;
+const fmt = (n: number): string => n.toLocaleString('en-US');
 
 export const USAGE = `Usage: npm run import -- --url URL [--token T] [options] <file|dir>…
 
@@ -20,6 +22,11 @@ Sends Genesys Cloud conversation-detail exports to Switchboard's ingest endpoint
   --concurrency N      requests in flight, 1 to ${MAX_CONCURRENCY} (default 4)
   --dry-run            read, check and pack the files, say what would be sent, send nothing
                        (needs neither --url nor a token)
+  --max-request-bytes N
+                       largest request body, in bytes or with K, KiB, M or MiB (1024-based), from ${fmt(MIN_BODY_BYTES)} bytes
+                       to ${formatSize(MAX_BODY_BYTES)} (the default): set it below a proxy's body limit, whose 413s otherwise have
+                       requests split and sent again. A conversation larger on its own is refused here
+  --max-records N      most conversations in a request, 1 to ${fmt(MAX_RECORDS)} (the default)
   --refused FILE       write each refused record to FILE (.ndjson or .jsonl, emptied first), one line each:
                        {"file", "line" or "index", "conversationId", "field", "message", "record"} ("text",
                        the line cut to 64 KiB, instead of "record" for a line that was no conversation).
@@ -29,9 +36,10 @@ Sends Genesys Cloud conversation-detail exports to Switchboard's ingest endpoint
 Reads .json files (a details query's answer {"conversations": […]}, a page of an async details job, or one
 conversation as GET /api/v2/analytics/conversations/{id}/details answers it) and .ndjson / .jsonl files (one
 conversation per line, as \`npm run simulate -- --out FILE\` writes them); directories are searched recursively,
-files read in name order. Requests carry at most ${ANALYTICS_LIMITS.maxConversationsPerIngest.toLocaleString('en-US')} conversations and 5 MiB; records the server refuses
-are taken out, the rest sent again, and each is listed with its file (and line). A request answered 413 (a
-proxy's limit below 5 MiB) is sent again in two halves, split again while it must; a conversation too large
+files read in name order. Requests carry at most ${fmt(MAX_RECORDS)} conversations and ${formatSize(MAX_BODY_BYTES)} (or what --max-records and
+--max-request-bytes say); records the server refuses are taken out, the rest sent again, and each is listed with
+its file (and line). A request answered 413 (a proxy's limit below ${formatSize(MAX_BODY_BYTES)}) is sent again in two halves, split
+again while it must, and the summary suggests a --max-request-bytes that avoids it; a conversation too large
 alone is refused. Running the same import again is safe: what is stored already counts as duplicates.
 
 Exit codes: 0 everything stored or counted, 1 something refused, unreadable or not sent, 2 bad arguments.
@@ -47,6 +55,8 @@ export interface ImportOptions {
   paths: string[];
   /** Where to write the refused records (`--refused`), if anywhere. */
   refused: string | undefined;
+  /** What each request may carry (`--max-request-bytes`, `--max-records`). */
+  limits: PackLimits;
 }
 
 function parseFlags(argv: readonly string[]) {
@@ -61,6 +71,8 @@ function parseFlags(argv: readonly string[]) {
         concurrency: { type: 'string' },
         'dry-run': { type: 'boolean' },
         refused: { type: 'string' },
+        'max-request-bytes': { type: 'string' },
+        'max-records': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -87,6 +99,25 @@ function concurrency(raw: string | undefined): number {
   const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
   if (!(n >= 1 && n <= MAX_CONCURRENCY))
     throw new UsageError(`--concurrency must be a whole number from 1 to ${MAX_CONCURRENCY} (got "${raw}")`);
+  return n;
+}
+
+function maxRequestBytes(raw: string | undefined): number {
+  if (raw === undefined) return MAX_BODY_BYTES;
+  const n = parseSize(raw);
+  if (n === undefined || n < MIN_BODY_BYTES || n > MAX_BODY_BYTES) {
+    throw new UsageError(
+      `--max-request-bytes must be from ${fmt(MIN_BODY_BYTES)} bytes to ${formatSize(MAX_BODY_BYTES)}, in bytes or with K, KiB, M or MiB (got "${raw}")`,
+    );
+  }
+  return n;
+}
+
+function maxRecords(raw: string | undefined): number {
+  if (raw === undefined) return MAX_RECORDS;
+  const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= 1 && n <= MAX_RECORDS))
+    throw new UsageError(`--max-records must be a whole number from 1 to ${fmt(MAX_RECORDS)} (got "${raw}")`);
   return n;
 }
 
@@ -123,7 +154,13 @@ export async function parseCli(
   if (values.refused !== undefined && formatOf(values.refused) !== 'ndjson') {
     throw new UsageError(`--refused must name a .ndjson or .jsonl file, to be imported again (got "${values.refused}")`);
   }
-  const options = { target, concurrency: concurrency(values.concurrency), paths: positionals, refused: values.refused };
+  const options = {
+    target,
+    concurrency: concurrency(values.concurrency),
+    paths: positionals,
+    refused: values.refused,
+    limits: { bytes: maxRequestBytes(values['max-request-bytes']), records: maxRecords(values['max-records']) },
+  };
   await checkPaths(options.paths, readable);
   return options;
 }

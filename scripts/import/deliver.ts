@@ -2,10 +2,10 @@
  * Delivers packed requests, a few at a time. Ingest is all or nothing per request: when the server refuses
  * some records (a 400 naming each in `errors[]`), they are taken out and reported, and the rest of the
  * request is sent again, until it is stored or nothing is left. A request answered 413 (something on the
- * way takes less than the 5 MiB we pack to) is sent again in two halves, each split again while it must.
+ * way takes less than the requests we pack) is sent again in two halves, each split again while it must.
  */
 import type { Entry } from './pack';
-import { bodyOf } from './pack';
+import { bodyBytes, bodyOf } from './pack';
 import type { Outcome, RecordError } from './send';
 import type { Tally } from './tally';
 
@@ -33,7 +33,7 @@ export async function deliver(entries: Entry[], post: (body: string) => Promise<
   while (pending.length > 0) {
     const outcome = await post(bodyOf(pending));
     if (outcome.kind === 'stored') {
-      tally.storedBatch(pending.length, outcome.answer);
+      tally.storedBatch(pending.length, bodyBytes(pending), outcome.answer);
       return;
     }
     if (outcome.kind === 'too-large') return split(pending, outcome.message, post, tally);

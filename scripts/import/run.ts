@@ -52,7 +52,7 @@ async function importFiles(
   tally.filesTotal = files.length;
   const stop = new AbortController();
   const pool = new Pool(options.concurrency);
-  const packer = new Packer();
+  const packer = new Packer(options.limits);
 
   const post = (target: Target) => (body: string) => {
     tally.request(Buffer.byteLength(body));
@@ -81,10 +81,10 @@ async function importFiles(
       } else {
         tally.records++;
         const entry = toEntry(event.record, event.origin);
-        if (fitsAlone(entry)) await dispatch(packer.add(entry));
+        if (fitsAlone(entry, options.limits.bytes)) await dispatch(packer.add(entry));
         else {
-          const limit = fmt(MAX_BODY_BYTES);
-          const message = `is ${fmt(entry.bytes)} bytes, more than one request may carry (${limit} bytes with its envelope): not sent`;
+          const limit = `${fmt(options.limits.bytes)} bytes with its envelope${options.limits.bytes < MAX_BODY_BYTES ? ', --max-request-bytes' : ''}`;
+          const message = `is ${fmt(entry.bytes)} bytes, more than one request may carry (${limit}): not sent`;
           tally.refuse({ origin: entry.origin, conversationId: entry.conversationId, message }, { record: entry.text });
         }
       }

@@ -1,6 +1,7 @@
 /** The summary printed when an import ends (stdout): its figures, then what was left out and why. */
 import { formatOrigin } from './origin';
-import type { Entry } from './pack';
+import type { Entry, PackLimits } from './pack';
+import { sizeArgument } from './sizes';
 import type { Tally } from './tally';
 
 const fmt = (n: number): string => n.toLocaleString('en-US');
@@ -24,13 +25,26 @@ function splits(t: Tally): string {
   return t.splits > 0 ? `, ${plural(t.splits, 'request')} answered 413 and split in two` : '';
 }
 
-export function summaryLines(t: Tally): string[] {
+/**
+ * After splits, a byte limit that would have spared them: every split uploads its request again, so behind a
+ * proxy with a small body limit an import sends several times its bytes. What was stored got through, so
+ * requests no larger than the largest of them should too.
+ */
+function nextTime(t: Tally): string[] {
+  if (t.splits === 0 || t.largestStored === 0) return [];
+  const largest = `the largest request stored was ${fmt(t.largestStored)} bytes`;
+  return [
+    `next time      --max-request-bytes ${sizeArgument(t.largestStored)} (${largest}): requests packed within it pass without 413s and splits`,
+  ];
+}
+
+export function summaryLines(t: Tally, limits: PackLimits): string[] {
   const badFiles = t.badFiles.length > 0 ? ` (${fmt(t.badFiles.length)} not imported, listed below)` : '';
   const lines = [`files          ${fmt(t.filesRead)} read${badFiles}`];
   if (t.dryRun) {
     lines.push(
       `conversations  ${fmt(t.records)} read: ${fmt(t.records - t.refusedCount)} to send, ${fmt(t.refusedCount)} refused here`,
-      `requests       ${fmt(t.requests)} would be sent: ${mib(t.bytes)} (the largest ${mib(t.largestRequest)})`,
+      `requests       ${fmt(t.requests)} would be sent: ${mib(t.bytes)} (the largest ${fmt(t.largestRequest)} bytes), each within ${plural(limits.records, 'conversation')} and ${fmt(limits.bytes)} bytes`,
       'dry run: nothing was sent',
     );
   } else {
@@ -41,6 +55,7 @@ export function summaryLines(t: Tally): string[] {
       `without observations  ${plural(t.withoutObservations, 'conversation')} (no metric of the catalogue: nothing stored)`,
       `skipped metrics  ${skipped.length === 0 ? 'none' : skipped.map(([name, n]) => `${name} ${fmt(n)}`).join(', ')}`,
       `requests       ${fmt(t.requests)} sent (${mib(t.bytes)}), ${plural(t.retries, 'retry', 'retries')}${splits(t)}, ${fmt(t.failedRequests)} failed`,
+      ...nextTime(t),
     );
   }
   if (t.refusedFile) {

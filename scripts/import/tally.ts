@@ -42,6 +42,8 @@ export class Tally {
   /** Requests answered 413 without naming a record, then sent again as two halves. */
   splits = 0;
   largestRequest = 0;
+  /** The largest request answered 200: a size all on the way takes, what `--max-request-bytes` is suggested from after 413s. */
+  largestStored = 0;
   /** Why the import stopped before the end, if it did. */
   stopped: string | undefined;
   /** Where every refused record is written with what it held (`--refused`); the list above keeps no records. */
@@ -59,8 +61,9 @@ export class Tally {
     this.largestRequest = Math.max(this.largestRequest, bytes);
   }
 
-  storedBatch(records: number, answer: IngestAnswer): void {
+  storedBatch(records: number, bytes: number, answer: IngestAnswer): void {
     this.stored += records;
+    this.largestStored = Math.max(this.largestStored, bytes);
     this.observations += answer.observations;
     this.duplicates += answer.duplicates;
     this.withoutObservations += answer.withoutObservations.count;

@@ -579,5 +579,155 @@ describe('npm run import --refused, and a proxy that takes less than 5 MiB', () 
     expect(refused!.message).toMatch(/more than the server takes in a request \(it answered 413: <html>/);
     const kept = own.filter((_, i) => i !== 20);
     expect(await query(daysOf(own))).toEqual(tHandle(kept, ...daysOf(own)));
+
+    // The summary names a --max-request-bytes that spares the splits: the largest request the proxy let
+    // through, in whole KiB. Run again with it, no request is answered 413.
+    const largestStored = Math.max(...stored.map((r) => r.bytes));
+    const suggested = `${Math.floor(largestStored / 1024)}K`;
+    expect(Math.floor(largestStored / 1024) * 1024).toBeLessThanOrEqual(limit);
+    expect(run.stdout).toMatch(
+      new RegExp(
+        `^next time\\s+--max-request-bytes ${suggested} \\(the largest request stored was ${largestStored.toLocaleString('en-US')} bytes\\)`,
+        'm',
+      ),
+    );
+    const again = await faultyProxy([], limit);
+    const rerun = await runImport(['--url', again.url, '--token', server.adminToken, '--max-request-bytes', suggested, file]);
+    await again.close();
+    expect(rerun.code, `${rerun.stdout}\n${rerun.stderr}`).toBe(1);
+    expect(summaryOf(rerun.stdout)).toMatchObject({ read: 40, stored: 39, refused: 1, notSent: 0 });
+    expect(again.answered.filter((r) => r.status !== 200)).toEqual([]);
+    expect(rerun.stdout).not.toContain('next time');
+  }, 90_000);
+});
+
+/** The requests `list` makes packed in order within `limit` bytes: each closed when the next record would not fit it. */
+function packedWithin(list: readonly DetailRecord[], limit: number): { bytes: number; conversations: number }[] {
+  const requests: { bytes: number; conversations: number }[] = [];
+  for (const record of list) {
+    const bytes = Buffer.byteLength(JSON.stringify(record));
+    const open = requests.at(-1);
+    if (open && open.bytes + 1 + bytes <= limit) {
+      open.bytes += 1 + bytes;
+      open.conversations++;
+    } else requests.push({ bytes: '{"conversations":[]}'.length + bytes, conversations: 1 });
+  }
+  return requests;
+}
+
+/** The requests a dry run lists: conversations and bytes of each. */
+const dryRunRequests = (out: string) =>
+  [...out.matchAll(/^request \d+: ([\d,]+) conversations?, ([\d,]+) bytes/gm)].map(([, n, bytes]) => ({
+    bytes: Number(bytes!.replaceAll(',', '')),
+    conversations: Number(n!.replaceAll(',', '')),
+  }));
+
+/** `record` with notes that make a request holding it alone exactly `bytes` long. */
+function requestOfBytes(record: DetailRecord, bytes: number): DetailRecord {
+  const [first, ...rest] = record.participants;
+  const withNotes = (notes: string) => ({ ...record, participants: [{ ...first!, attributes: { notes } }, ...rest] });
+  const bare = Buffer.byteLength(JSON.stringify({ conversations: [withNotes('')] }));
+  const sized = withNotes('x'.repeat(bytes - bare));
+  expect(Buffer.byteLength(JSON.stringify({ conversations: [sized] }))).toBe(bytes);
+  return sized;
+}
+
+describe('npm run import --max-request-bytes and --max-records', () => {
+  it('with --max-request-bytes 32K packs within a proxy that takes 32 KiB: no 413, all that fits stored, one larger refused here', async () => {
+    const limit = 32 * 1024;
+    const calls = recordsOf(path.join(FIXTURES, CALLS));
+    const own = Array.from({ length: 40 }, (_, i) => withId(calls[i]!, `import-cap-${i}`, -2555 * DAY));
+    // Line 11 makes a request of exactly the limit on its own (sent); line 26 one byte more (refused unsent).
+    own[10] = requestOfBytes(own[10]!, limit);
+    own[25] = requestOfBytes(own[25]!, limit + 1);
+    const file = path.join(dir, 'capped.ndjson');
+    writeFileSync(file, own.map((r) => JSON.stringify(r)).join('\n'));
+    const kept = own.filter((_, i) => i !== 25);
+    const expected = packedWithin(kept, limit);
+    expect(expected.length).toBeGreaterThanOrEqual(8);
+    expect(expected).toContainEqual({ bytes: limit, conversations: 1 });
+
+    const dry = await runImport(['--dry-run', '--max-request-bytes', '32K', file]);
+    expect(dry.code, `${dry.stdout}\n${dry.stderr}`).toBe(1);
+    expect(dryRunRequests(dry.stdout)).toEqual(expected);
+    expect(dry.stdout).toMatch(/^requests\s+.* within 1,000 conversations and 32,768 bytes/m);
+
+    const proxy = await faultyProxy([], limit);
+    const refusedFile = path.join(dir, 'capped-refused.ndjson');
+    const args = ['--url', proxy.url, '--token', server.adminToken, '--concurrency', '1', '--refused', refusedFile];
+    const run = await runImport([...args, '--max-request-bytes', '32K', file]);
+    await proxy.close();
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(1);
+    expect(summaryOf(run.stdout)).toMatchObject({ read: 40, stored: 39, refused: 1, notSent: 0 });
+    expect(proxy.answered.filter((r) => r.status === 413)).toEqual([]);
+    for (const r of proxy.answered) expect(r.bytes).toBeLessThanOrEqual(limit);
+    expect(proxy.answered).toEqual(expected.map((r) => ({ ...r, status: 200 })));
+    expect(run.stdout).not.toContain('next time');
+
+    const [refused, ...more] = readLines(refusedFile);
+    expect(more).toEqual([]);
+    expect(refused).toMatchObject({ file, line: 26, conversationId: 'import-cap-25', record: own[25] });
+    expect(refused!.message).toMatch(/more than one request may carry \(32,768 bytes .*--max-request-bytes/);
+    expect(await query(daysOf(own))).toEqual(tHandle(kept, ...daysOf(own)));
+  }, 90_000);
+
+  it('with --max-records 7 packs at most 7 conversations a request, and its dry run says so', async () => {
+    const calls = recordsOf(path.join(FIXTURES, CALLS));
+    const own = Array.from({ length: 40 }, (_, i) => withId(calls[i + 100]!, `import-seven-${i}`, -2920 * DAY));
+    const file = path.join(dir, 'sevens.ndjson');
+    writeFileSync(file, own.map((r) => JSON.stringify(r)).join('\n'));
+    // 40 conversations, 7 at a time: five requests of 7, one of the 5 left.
+    const counts = [7, 7, 7, 7, 7, 5];
+
+    const dry = await runImport(['--dry-run', '--max-records', '7', file]);
+    expect(dry.code, `${dry.stdout}\n${dry.stderr}`).toBe(0);
+    expect(dryRunRequests(dry.stdout).map((r) => r.conversations)).toEqual(counts);
+    expect(dry.stdout).toMatch(/^requests\s+6 would be sent.* within 7 conversations and 5,242,880 bytes/m);
+
+    const proxy = await faultyProxy([]);
+    const run = await runImport(['--url', proxy.url, '--token', server.adminToken, '--concurrency', '1', '--max-records', '7', file]);
+    await proxy.close();
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+    expect(proxy.answered.map((r) => r.conversations)).toEqual(counts);
+    expect(proxy.answered.every((r) => r.status === 200)).toBe(true);
+    expect(summaryOf(run.stdout)).toMatchObject({ read: 40, stored: 40, refused: 0 });
+    expect(await query(daysOf(own))).toEqual(tHandle(own, ...daysOf(own)));
+  }, 60_000);
+
+  it('takes --max-request-bytes in bytes, K, KiB, M or MiB; refuses a value out of range, or a --max-records, with exit code 2 naming the flag and its range', async () => {
+    const calls = recordsOf(path.join(FIXTURES, CALLS));
+    const file = path.join(dir, 'sizes.ndjson');
+    writeFileSync(
+      file,
+      calls
+        .slice(0, 12)
+        .map((r) => JSON.stringify(r))
+        .join('\n'),
+    );
+    const packing = async (...flags: string[]) => {
+      const run = await runImport(['--dry-run', ...flags, file]);
+      expect(run.code, `${flags.join(' ')}\n${run.stderr}`).toBe(0);
+      return dryRunRequests(run.stdout);
+    };
+    const within16K = packedWithin(calls.slice(0, 12), 16 * 1024);
+    for (const value of ['16384', '16K', '16KiB']) expect(await packing('--max-request-bytes', value)).toEqual(within16K);
+    // 5 MiB is the most, and the default.
+    expect(await packing('--max-request-bytes', '5M')).toEqual(await packing('--max-request-bytes', '5MiB'));
+    expect(await packing('--max-request-bytes', '5MiB')).toEqual(packedWithin(calls.slice(0, 12), MIB5));
+
+    for (const [flag, value, range] of [
+      ['--max-request-bytes', '0', /to 5 MiB/],
+      ['--max-request-bytes', '6M', /to 5 MiB/],
+      ['--max-request-bytes', 'abc', /to 5 MiB/],
+      ['--max-records', '1001', /from 1 to 1,000/],
+      ['--max-records', '0', /from 1 to 1,000/],
+    ] as const) {
+      const run = await runImport(['--dry-run', flag, value, file]);
+      expect(run.code, `${flag} ${value}`).toBe(2);
+      const [message] = run.stderr.split('\n');
+      expect(message).toMatch(new RegExp(`^import: ${flag} must be .*\\(got "${value}"\\)$`));
+      expect(message).toMatch(range);
+      expect(run.stderr).toContain('Usage: npm run import');
+    }
   }, 90_000);
 });
