@@ -63,6 +63,8 @@ const fields = {
 const createWebhookSchema = z
   .strictObject({
     ...fields,
+    // As Slack's and Mattermost's incoming webhooks: a name and a room make one; the generic body is what any system can send.
+    kind: fields.kind.default('generic'),
     active: fields.active.optional(),
     mappings: fields.mappings.optional(),
     rateLimit: fields.rateLimit.optional(),

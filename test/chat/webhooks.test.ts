@@ -41,6 +41,26 @@ describe('webhooks (chat:admin)', () => {
     expect(row!.post_secret_hash).toBe(await sha256Hex(secret));
   });
 
+  it('makes a generic webhook from a name and a room alone, as Slack and Mattermost do, and a later PATCH without kind keeps its kind', async () => {
+    const room = await createRoom();
+    const res = await send('POST', '/api/v1/webhooks', { json: { name: 'CI', roomId: room.id } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.kind).toBe('generic');
+    const posted = await send('POST', new URL(res.body.url).pathname, { token: null, json: { message: '**deployed**' } });
+    expect(posted.status, JSON.stringify(posted.body)).toBe(200);
+
+    const jenkins = await send('POST', '/api/v1/webhooks', { json: { name: 'Jenkins', kind: 'jenkins', roomId: room.id } });
+    const renamed = await send('PATCH', `/api/v1/webhooks/${jenkins.body.id}`, { json: { name: 'Jenkins CI' } });
+    expect(renamed.status, JSON.stringify(renamed.body)).toBe(200);
+    expect(renamed.body).toMatchObject({ name: 'Jenkins CI', kind: 'jenkins' });
+    // A secret still needs a kind whose deliveries are signed: the default is not one.
+    expectError(
+      await send('POST', '/api/v1/webhooks', { json: { name: 'x', roomId: room.id, secret: 's'.repeat(32) } }),
+      400,
+      'invalid.value',
+    );
+  });
+
   it('shows a webhook that migration 0007 left without a URL as url null and needsRotation; rotating gives it a URL', async () => {
     const room = await createRoom();
     const hook = await createWebhook({ roomId: room.id });

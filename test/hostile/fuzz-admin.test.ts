@@ -440,14 +440,16 @@ function hookCreateVerdict(body: Body, rooms: ReadonlySet<string>): Outcome<Hook
   const v = parsed(body);
   if (!isPlainObject(v)) return INVALID;
   const checked = validHookFields(v, rooms);
-  if (!checked || v.name === undefined || v.kind === undefined || v.roomId === undefined) return INVALID;
+  if (!checked || v.name === undefined || v.roomId === undefined) return INVALID;
   const f = checked.fields;
-  if (f.secret != null && !SIGNED_KINDS.includes(f.kind!)) return INVALID;
+  // No kind: a generic webhook (the README's default).
+  const kind = f.kind ?? 'generic';
+  if (f.secret != null && !SIGNED_KINDS.includes(kind)) return INVALID;
   if (checked.missingRoom) return INVALID;
   return {
     ok: {
       name: f.name!,
-      kind: f.kind!,
+      kind,
       roomId: f.roomId!,
       active: f.active ?? true,
       mappings: f.mappings ?? [],
@@ -568,7 +570,7 @@ describe('fuzzing webhooks', { timeout: fuzzTimeout(240_000) }, () => {
     const validCreate = fc.oneof(
       fc.record(
         { name: nameArb, kind: unsigned, roomId: roomIdArb, ...optional, secret: fc.constant(null) },
-        { requiredKeys: ['name', 'kind', 'roomId'] },
+        { requiredKeys: ['name', 'roomId'] },
       ),
       fc.record(
         { name: nameArb, kind: signed, roomId: roomIdArb, ...optional, secret: fc.oneof(fc.constant(null), secretArb) },
