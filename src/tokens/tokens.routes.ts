@@ -7,7 +7,7 @@ import { jsonBody } from '../http/json-body';
 import { validJson } from '../http/validate';
 import { PERMISSIONS } from '../http/permissions';
 import { revokeViewerAccess } from '../chat/tickets.store';
-import { createToken, listTokens, revokeToken } from './tokens.store';
+import { createToken, getToken, listTokens, revokeToken } from './tokens.store';
 
 export const TOKEN_LIMITS = { nameLength: 100, bodyBytes: 16 * 1024 } as const;
 
@@ -36,6 +36,12 @@ export const tokensRoutes = new Hono<AppEnv>()
   })
   .get('/api/v1/tokens', requirePermission('tokens:manage'), async (c) => {
     return c.json({ entities: await listTokens(c.var.db) });
+  })
+  // One token, as OAuth clients have (GET …/oauth/clients/{id}): a script checks one token's last use or state.
+  .get('/api/v1/tokens/:id', requirePermission('tokens:manage'), async (c) => {
+    const token = await getToken(c.var.db, c.req.param('id'));
+    if (!token) throw ApiError.notFound('No token has this id.');
+    return c.json(token);
   })
   /**
    * Revokes the token: it authenticates nothing from now on, its unused WebSocket tickets are void,

@@ -43,6 +43,12 @@ export async function listTokens(db: Db): Promise<TokenView[]> {
   return rows.map(view);
 }
 
+/** One token as the list shows it (a revoked one too); undefined when unknown. */
+export async function getToken(db: Db, id: string): Promise<TokenView | undefined> {
+  const row = await db.select().from(tokens).where(eq(tokens.id, id)).get();
+  return row && view(row);
+}
+
 /** Revokes (keeps the row, so a revoked token is told apart in audits); false when unknown. */
 export async function revokeToken(db: Db, id: string): Promise<boolean> {
   const row = await db.select({ revokedAt: tokens.revokedAt }).from(tokens).where(eq(tokens.id, id)).get();

@@ -102,6 +102,7 @@ const TABLE: Record<string, Row> = {
   },
   'GET /api/v1/tokens': { needs: 'tokens:manage', ok: 200, prepare: async () => ({ path: '/api/v1/tokens' }) },
   'DELETE /api/v1/tokens/:id': { needs: 'tokens:manage', ok: 204, prepare: async () => ({ path: `/api/v1/tokens/${await freshToken()}` }) },
+  'GET /api/v1/tokens/:id': { needs: 'tokens:manage', ok: 200, prepare: async () => ({ path: `/api/v1/tokens/${await freshToken()}` }) },
   'POST /api/v2/oauth/clients': {
     needs: 'tokens:manage',
     ok: 201,

@@ -51,6 +51,23 @@ describe('token management', () => {
     expectError(await send('GET', '/api/v1/tokens', { token }), 401, 'bad.credentials');
   });
 
+  it('shows one token by id as the list shows it, revoked too, never its secret; an unknown id is 404', async () => {
+    const created = await send('POST', '/api/v1/tokens', { json: { name: 'wallboard', permissions: ['chat:read'] } });
+    expect(created.status).toBe(201);
+    const { token: secret, ...shown } = created.body;
+    const one = await send('GET', `/api/v1/tokens/${shown.id}`);
+    expect(one.status).toBe(200);
+    expect(one.body).toEqual({ ...shown, lastUsedAt: null });
+    expect(JSON.stringify(one.body)).not.toContain(secret);
+    expect((await send('GET', '/api/v1/tokens')).body.entities).toContainEqual(one.body);
+
+    expect((await send('DELETE', `/api/v1/tokens/${shown.id}`)).status).toBe(204);
+    const revoked = await send('GET', `/api/v1/tokens/${shown.id}`);
+    expect(revoked.status).toBe(200);
+    expect(revoked.body).toEqual({ ...shown, lastUsedAt: null, revokedAt: expect.any(String) });
+    expectError(await send('GET', `/api/v1/tokens/${crypto.randomUUID()}`), 404, 'not.found');
+  });
+
   it('lets a token manager grant only the permissions it holds (no escalation through tokens:manage)', async () => {
     const { token: manager } = await createToken(['tokens:manage', 'chat:read']);
     const escalate = await send('POST', '/api/v1/tokens', {
