@@ -11,21 +11,24 @@ import { oauthClients, tokens } from '../db/schema';
 export const LAST_USED_RESOLUTION_MS = 60 * 60_000;
 
 /** A stored `lastUsedAt` before this instant is stale at `now`. ISO 8601 strings in UTC compare as their instants. */
-function staleBefore(now: number): string {
-  return new Date(now - LAST_USED_RESOLUTION_MS).toISOString();
+function staleBefore(now: number, resolutionMs: number): string {
+  return new Date(now - resolutionMs).toISOString();
 }
 
-/** Whether a use at `now` is to be written over `lastUsedAt`, as read with the credential's lookup. */
-export function lastUseDue(lastUsedAt: string | null, now: number): boolean {
-  return lastUsedAt === null || lastUsedAt < staleBefore(now);
+/**
+ * Whether a use at `now` is to be written over `lastUsedAt`, as read with the credential's lookup.
+ * Viewer links keep theirs to the minute (CHAT_LIMITS.viewerLinkLastUsedMs) by the same rule.
+ */
+export function lastUseDue(lastUsedAt: string | null, now: number, resolutionMs = LAST_USED_RESOLUTION_MS): boolean {
+  return lastUsedAt === null || lastUsedAt < staleBefore(now, resolutionMs);
 }
 
 /**
  * The same test inside the UPDATE: of concurrent requests that all read a stale value, the first
  * write makes it fresh and the others change nothing.
  */
-function lastUseStale(column: SQLiteColumn, now: number): SQL | undefined {
-  return or(isNull(column), lt(column, staleBefore(now)));
+export function lastUseStale(column: SQLiteColumn, now: number, resolutionMs = LAST_USED_RESOLUTION_MS): SQL | undefined {
+  return or(isNull(column), lt(column, staleBefore(now, resolutionMs)));
 }
 
 /**

@@ -3,8 +3,9 @@ import { ApiError } from '../../http/api-error';
 import { assertPermission, type AuthContext, authenticate, bearerToken } from '../../http/auth';
 import type { AppEnv, Principal } from '../../http/context';
 import { VIEWER_LINK_PREFIX } from '../../http/secrets';
-import { recordUseLater } from '../../http/last-used';
-import { findViewerLink, recordViewerLinkUse, viewerLinkUseDue } from './viewer-links.store';
+import { lastUseDue, recordUseLater } from '../../http/last-used';
+import { CHAT_LIMITS } from '../limits';
+import { findViewerLink, recordViewerLinkUse } from './viewer-links.store';
 
 /** The answer a viewer link gets once it is revoked or rotated away (the room page says the same). */
 export const VIEWER_LINK_GONE = 'This viewer link was revoked or replaced; ask for a new one.';
@@ -26,7 +27,7 @@ export async function authenticateRoomReader(c: AuthContext, header: string | un
     }
     // After the answer, as an API token's use is (http/last-used.ts): a wall's reconnect waits on no write.
     const now = Date.now();
-    if (viewerLinkUseDue(link, now)) {
+    if (lastUseDue(link.lastUsedAt, now, CHAT_LIMITS.viewerLinkLastUsedMs)) {
       const db = c.var.db;
       recordUseLater(c.executionCtx, `viewer link ${link.id}`, () => recordViewerLinkUse(db, link.id, now));
     }

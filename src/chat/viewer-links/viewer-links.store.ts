@@ -1,6 +1,7 @@
-import { and, asc, eq, isNull, lt, or } from 'drizzle-orm';
+import { and, asc, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { viewerLinks, wsTickets } from '../../db/schema';
+import { lastUseStale } from '../../http/last-used';
 import { newToken, sha256Hex, VIEWER_LINK_PREFIX } from '../../http/secrets';
 import { CHAT_LIMITS } from '../limits';
 
@@ -97,16 +98,10 @@ export async function findViewerLink(db: Db, secret: string): Promise<ViewerLink
  * caller checks the row it read, and the UPDATE checks again, so walls that reconnect together write once.
  */
 export async function recordViewerLinkUse(db: Db, id: string, now: number): Promise<void> {
-  const staleBefore = new Date(now - CHAT_LIMITS.viewerLinkLastUsedMs).toISOString();
   await db
     .update(viewerLinks)
     .set({ lastUsedAt: new Date(now).toISOString() })
-    .where(and(eq(viewerLinks.id, id), or(isNull(viewerLinks.lastUsedAt), lt(viewerLinks.lastUsedAt, staleBefore))));
-}
-
-/** Whether a use at `now` is to be recorded over the row's `lastUsedAt`. */
-export function viewerLinkUseDue(row: ViewerLinkRow, now: number): boolean {
-  return row.lastUsedAt === null || now - Date.parse(row.lastUsedAt) >= CHAT_LIMITS.viewerLinkLastUsedMs;
+    .where(and(eq(viewerLinks.id, id), lastUseStale(viewerLinks.lastUsedAt, now, CHAT_LIMITS.viewerLinkLastUsedMs)));
 }
 
 /**
