@@ -1,8 +1,9 @@
 import { createRequire } from 'node:module';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { conversation } from '../analytics/builders';
 import { HAND_DAY, QA, QB, UA, UB } from '../analytics/fixtures/hand-day';
 import { startDevServer, type DevServer } from './support/dev-server';
+import { watchdog } from './support/watchdog';
 
 /**
  * Genesys Cloud's own JavaScript SDK (purecloud-platform-client-v2), unchanged, pointed at a local
@@ -13,6 +14,8 @@ const require = createRequire(import.meta.url);
 const platformClient = require('purecloud-platform-client-v2');
 
 const DAY = '2002-03-04T00:00:00.000Z/2002-03-05T00:00:00.000Z';
+/** How long a job may stay QUEUED or PENDING here (its answer takes well under a second). */
+const SETTLE_MS = 60_000;
 const MORNING = '2002-03-04T00:00:00.000Z/2002-03-04T12:00:00.000Z';
 const AFTERNOON = '2002-03-04T12:00:00.000Z/2002-03-05T00:00:00.000Z';
 const voice = { dimension: 'mediaType', value: 'voice' };
@@ -207,14 +210,21 @@ describe('Genesys Cloud JavaScript SDK against Switchboard', () => {
       pageSize: 2,
     };
     const { pageSize: _, ...query } = body;
+    // Its first attempt in one run timed out at 180 s, saying nothing of where (it passed on its retry).
+    const steps = watchdog('the SDK job test', 150_000, () => server);
+    onTestFinished(() => steps.done());
+    steps.step('the query answered at once');
     const sync = await api.postAnalyticsConversationsAggregatesQuery(query);
     const settled = async (jobId: string) => {
-      for (let i = 0; i < 600; i++) {
+      const deadline = Date.now() + SETTLE_MS;
+      let state = '';
+      while (Date.now() < deadline) {
         const status = await jobs.getAnalyticsConversationsAggregatesJob(jobId);
+        if (status.state !== state) steps.step(`job ${jobId.slice(0, 8)} ${(state = status.state)}`);
         if (status.state !== 'QUEUED' && status.state !== 'PENDING') return status;
         await new Promise((r) => setTimeout(r, 100));
       }
-      throw new Error('the job did not finish');
+      throw new Error(`the job was still ${state} after ${SETTLE_MS / 1000} s; wrangler dev said:\n${server.logTail(30)}`);
     };
     const everyPage = async (jobId: string) => {
       const results: any[] = [];
@@ -231,20 +241,25 @@ describe('Genesys Cloud JavaScript SDK against Switchboard', () => {
     };
     const byGroup = (results: any[]) => [...results].sort((a, b) => JSON.stringify(a.group).localeCompare(JSON.stringify(b.group)));
 
+    steps.step('first job submitted');
     const first = await jobs.postAnalyticsConversationsAggregatesJobs(body);
     expect((await settled(first.jobId)).state).toBe('FULFILLED');
+    steps.step('first job read');
     const answered = await everyPage(first.jobId);
     expect(answered.pages).toBe(Math.ceil(sync.results.length / 2));
     expect(byGroup(answered.results)).toEqual(byGroup(sync.results));
 
     // Submitted, then the dev server restarts at once: the job is answered after it (its runner's alarm
     // is stored), and the first job's results are still there.
+    steps.step('second job submitted');
     const second = await jobs.postAnalyticsConversationsAggregatesJobs(body);
+    steps.step('dev server restarting');
     await server.restart();
     expect((await settled(second.jobId)).state).toBe('FULFILLED');
     expect(byGroup((await everyPage(second.jobId)).results)).toEqual(byGroup(sync.results));
     expect(byGroup((await everyPage(first.jobId)).results)).toEqual(byGroup(sync.results));
 
+    steps.step('jobs read again; the first deleted');
     await jobs.deleteAnalyticsConversationsAggregatesJob(first.jobId);
     const gone = await jobs.getAnalyticsConversationsAggregatesJob(first.jobId).then(
       () => undefined,

@@ -14,6 +14,7 @@ import type { Api, Room, Webhook } from './support/api';
 import type { DevServer } from './support/dev-server';
 import { ARTIFACTS, closeTestbed, openTestbed } from './support/testbed';
 import { attachProbe, makeMessage, type Probe, scriptRoom, waitFor } from './support/page-probe';
+import { watchdog } from './support/watchdog';
 
 /** The page's results per search page (history-search.ts SEARCH_PAGE). */
 const SEARCH_PAGE = 25;
@@ -110,16 +111,36 @@ async function search(page: Page, q: string, metadata = ''): Promise<void> {
   );
 }
 
+/**
+ * Posts messages `from`..`to`, six in flight (the set-up posted 170 one at a time), then puts `posted` back in
+ * seq order: the room numbers them as they arrive.
+ */
+async function postRange(from: number, to: number): Promise<void> {
+  const queue = Array.from({ length: to - from + 1 }, (_, k) => from + k);
+  const poster = async () => {
+    for (let i = queue.shift(); i !== undefined; i = queue.shift()) await post(textOf(i), metadataOf(i));
+  };
+  await Promise.all(Array.from({ length: 6 }, poster));
+  posted.sort((a, b) => a.seq - b.seq);
+}
+
 beforeAll(async () => {
+  const steps = watchdog('room-page-history set-up', 200_000, () => server);
+  steps.step('dev server and Chromium');
   ({ server, api, browser } = await openTestbed());
+  steps.step('room, webhook and token');
   room = await api.createRoom('history', 'search, filter, jump');
   hook = await api.createWebhook(room.id);
   token = await api.createToken(['chat:read']);
-  for (let i = 1; i <= BEFORE_GAP; i++) await post(textOf(i), metadataOf(i));
+  steps.step(`posts 1–${BEFORE_GAP}`);
+  await postRange(1, BEFORE_GAP);
+  steps.step('history, then the gap');
   const lastBefore = (await api.history(room.id)).at(-1)!;
   gapEnd = new Date(Math.floor(Date.parse(lastBefore.createdAt) / 1000) * 1000 + 1000);
   await new Promise((resolve) => setTimeout(resolve, Math.max(0, gapEnd.getTime() - Date.now()) + 300));
-  for (let i = BEFORE_GAP + 1; i <= BEFORE_GAP + AFTER_GAP; i++) await post(textOf(i), metadataOf(i));
+  steps.step(`posts ${BEFORE_GAP + 1}–${BEFORE_GAP + AFTER_GAP}`);
+  await postRange(BEFORE_GAP + 1, BEFORE_GAP + AFTER_GAP);
+  steps.done();
 });
 
 afterAll(async () => {
