@@ -7,7 +7,7 @@
  *   assets/chat/icons/<kind>.svg   the default sender icon of each webhook kind (a message's
  *                         `sender.iconUrl` when the webhook has no avatar of its own)
  *   admin/index.html      the admin page; the Worker serves it at /admin with its CSP
- *   assets/chat/admin.js, admin.css
+ *   assets/admin/admin.js, admin.css
  *   _headers              the asset server's headers for the files above
  * wrangler runs it ([build]) before `wrangler dev` and `wrangler deploy`; the tests' global setup
  * runs it before the Workers pool reads the assets.
@@ -23,12 +23,12 @@ const CLIENT = path.join(ROOT, 'src/chat/page/client');
 const ADMIN_CLIENT = path.join(ROOT, 'src/admin-page/client');
 export const PAGE_OUT_DIR = path.join(ROOT, 'dist/page');
 
-/** One page's script and stylesheet (`<client>/main.ts`, `<client>/<name>.css`) as assets/chat/<name>.js and .css. */
-async function bundlePage(client: string, name: string, outdir: string): Promise<void> {
+/** One page's script and stylesheet (`<client>/main.ts`, `<client>/<name>.css`) as assets/<folder>/<name>.js and .css. */
+async function bundlePage(client: string, folder: string, name: string, outdir: string): Promise<void> {
   const result = await build({
     entryPoints: [
-      { in: path.join(client, 'main.ts'), out: `assets/chat/${name}` },
-      { in: path.join(client, `${name}.css`), out: `assets/chat/${name}` },
+      { in: path.join(client, 'main.ts'), out: `assets/${folder}/${name}` },
+      { in: path.join(client, `${name}.css`), out: `assets/${folder}/${name}` },
     ],
     outdir,
     bundle: true,
@@ -62,12 +62,12 @@ async function copyIfChanged(from: string, to: string): Promise<void> {
 
 /**
  * Both pages: the room page (rooms/index.html, assets/chat/room.*, the kinds' icons) and the admin
- * page (admin/index.html, assets/chat/admin.*), under /assets/chat/ so that _headers (no-cache,
- * nosniff) covers both. Files are overwritten in place, and only when they changed: a running
- * `wrangler dev` never sees the directory missing.
+ * page (admin/index.html, assets/admin/admin.*); _headers (no-cache, nosniff) names both folders.
+ * Files are overwritten in place, and only when they changed: a running `wrangler dev` never sees the
+ * directory missing.
  */
 export async function buildPage(outdir = PAGE_OUT_DIR): Promise<void> {
-  await Promise.all([bundlePage(CLIENT, 'room', outdir), bundlePage(ADMIN_CLIENT, 'admin', outdir)]);
+  await Promise.all([bundlePage(CLIENT, 'chat', 'room', outdir), bundlePage(ADMIN_CLIENT, 'admin', 'admin', outdir)]);
   await mkdir(path.join(outdir, 'rooms'), { recursive: true });
   await mkdir(path.join(outdir, 'admin'), { recursive: true });
   await copyIfChanged(path.join(CLIENT, 'index.html'), path.join(outdir, 'rooms/index.html'));

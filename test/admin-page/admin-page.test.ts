@@ -31,9 +31,9 @@ describe('the admin page', () => {
     const scripts = [...html.matchAll(/<script([^>]*)>([\s\S]*?)<\/script>/g)];
     expect(scripts).toHaveLength(1);
     expect(scripts[0]![1]).toContain('type="module"');
-    expect(scripts[0]![1]).toContain('src="/assets/chat/admin.js"');
+    expect(scripts[0]![1]).toContain('src="/assets/admin/admin.js"');
     expect(scripts[0]![2]).toBe('');
-    expect(html).toContain('<link rel="stylesheet" href="/assets/chat/admin.css">');
+    expect(html).toContain('<link rel="stylesheet" href="/assets/admin/admin.css">');
     expect(html).not.toMatch(/<style|style=|\son[a-z]+=|javascript:/i);
   });
 
@@ -73,7 +73,7 @@ describe('the admin page', () => {
   });
 
   it('has its script as a static asset: the token kept in sessionStorage and sent as a header, never in a URL', async () => {
-    const res = await asset('/assets/chat/admin.js');
+    const res = await asset('/assets/admin/admin.js');
     expect(res.status).toBe(200);
     expect(res.headers.get('Content-Type')).toBe('text/javascript; charset=utf-8');
     expect(res.headers.get('X-Content-Type-Options')).toBe('nosniff');
@@ -89,7 +89,7 @@ describe('the admin page', () => {
   });
 
   it('has its stylesheet as a static asset, with a dark scheme', async () => {
-    const style = await asset('/assets/chat/admin.css');
+    const style = await asset('/assets/admin/admin.css');
     expect(style.status).toBe(200);
     expect(style.headers.get('Content-Type')).toBe('text/css; charset=utf-8');
     expect(await style.text()).toContain('prefers-color-scheme:dark');

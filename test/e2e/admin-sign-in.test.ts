@@ -53,6 +53,11 @@ describe('the admin page: signing in by permission', () => {
       permissions: ['tokens:manage'],
     });
     const { context, page, errors } = await openAdmin();
+    const reads: string[] = [];
+    page.on('request', (request) => {
+      const { pathname } = new URL(request.url());
+      if (request.method() === 'GET' && pathname.startsWith('/api/')) reads.push(pathname);
+    });
     await signIn(page, manager.token);
     await page.locator('#access-parts').waitFor({ state: 'visible' });
 
@@ -69,6 +74,9 @@ describe('the admin page: signing in by permission', () => {
       (t) => t.startsWith('Signed in'),
     );
     expect(await page.textContent('#status')).toBe('Signed in to manage access only.');
+    // Signing in tried the token on the rooms list (403), then on the tokens list, which the Access part
+    // shows as read: each list once.
+    expect(reads.sort()).toEqual(['/api/v1/rooms', '/api/v1/tokens', '/api/v2/oauth/clients']);
 
     // A permission it does not hold: the API's 403 in the form, and still signed in.
     const formError = page.locator('#api-token-form-error');

@@ -6,7 +6,7 @@
  */
 import { type Permission, PERMISSIONS } from '../../http/permissions';
 import { CLIENT_CREDENTIALS, OAUTH_LIMITS } from '../../oauth/oauth.limits';
-import type { AdminApi, ApiToken, ApiTokenWithSecret, OAuthClient, OAuthClientWithSecret, Problem } from './api';
+import type { AdminApi, Answer, ApiToken, ApiTokenWithSecret, OAuthClient, OAuthClientWithSecret, Problem } from './api';
 import { actionsCell, busy, button, copyField, element, h } from './dom';
 import { durationText, problemText, whenText } from './format';
 
@@ -18,8 +18,11 @@ export interface AccessDeps {
 }
 
 export interface AccessPart {
-  /** Reads both lists with the signed-in token (after signing in). */
-  load(): Promise<void>;
+  /**
+   * Reads both lists with the signed-in token (after signing in). `tokensRead`: the tokens list as
+   * signing in already read it (an access-only sign-in tries the token on it), not asked for again.
+   */
+  load(tokensRead?: Answer<{ entities: ApiToken[] }>): Promise<void>;
   /** Forgets the lists and any secret on show (signing out). */
   clear(): void;
 }
@@ -379,11 +382,11 @@ export function setUpAccess(deps: AccessDeps): AccessPart {
 
   // ------------------------------------------------------------ both
 
-  async function load(): Promise<void> {
+  async function load(tokensRead?: Answer<{ entities: ApiToken[] }>): Promise<void> {
     const api = deps.api();
     if (!api) return;
     const started = generation;
-    const [tokenAnswer, clientAnswer] = await Promise.all([api.tokens(), api.oauthClients()]);
+    const [tokenAnswer, clientAnswer] = await Promise.all([tokensRead ?? api.tokens(), api.oauthClients()]);
     if (started !== generation || deps.api() !== api) return;
     const refusal = !tokenAnswer.ok ? tokenAnswer.problem : !clientAnswer.ok ? clientAnswer.problem : undefined;
     if (refusal?.status === 401 && deps.lostToken(refusal)) return;
@@ -409,7 +412,7 @@ export function setUpAccess(deps: AccessDeps): AccessPart {
     renderClients();
   });
 
-  refresh.addEventListener('click', () => void busy(refresh, load));
+  refresh.addEventListener('click', () => void busy(refresh, () => load()));
 
   return {
     load,

@@ -5,7 +5,7 @@
  * it; and shows its delivery log with paging; creates, rotates and revokes a room's viewer links
  * (viewer-links.ts). With `tokens:manage` it manages API tokens and OAuth clients (access.ts); a token
  * with only that sees the Access part alone. Every refusal shows the API's ErrorBody message.
- * Served as /assets/chat/admin.js (scripts/build-page.ts).
+ * Served as /assets/admin/admin.js (scripts/build-page.ts).
  */
 import { WEBHOOK_KINDS, type WebhookKind } from '../../chat/limits';
 import { setUpAccess } from './access';
@@ -136,7 +136,7 @@ async function signIn(token: string): Promise<void> {
   const probe = await candidate.tokens();
   if (!probe.ok) return refuse(probe.problem);
   enter(candidate, token, true);
-  await access.load();
+  await access.load(probe);
   say('Signed in to manage access only.');
 }
 
