@@ -13,6 +13,7 @@ import path from 'node:path';
 import { inject } from 'vitest';
 import { prepareLocalD1 } from '../../../scripts/dev/local-d1';
 import { portFree } from '../../../scripts/dev/port';
+import { watchdog } from './watchdog';
 
 export const ROOT = path.resolve(import.meta.dirname, '../../..');
 const WRANGLER = path.join(ROOT, 'node_modules/wrangler/bin/wrangler.js');
@@ -149,8 +150,8 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     if (log.length > LOG_LINES) log.splice(0, log.length - LOG_LINES);
   };
 
-  /** Starts wrangler dev once; undefined when its API answers, else what went wrong. */
-  const launch = async (): Promise<string | undefined> => {
+  /** Starts wrangler dev once; undefined when its API answers, else what went wrong. `note` hears each new probe outcome. */
+  const launch = async (note: (label: string) => void): Promise<string | undefined> => {
     if (child) throw new Error('wrangler dev is already running');
     if (!(await portFree(port))) throw new Error(`port ${port} is taken; wrangler dev cannot start on it`);
     const proc = spawn(
@@ -185,6 +186,10 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     proc.stderr!.on('data', record);
     const printedBefore = log.length;
     const deadline = Date.now() + START_TIMEOUT_MS;
+    let outcome = '';
+    const heard = (now: string) => {
+      if (now !== outcome) note(`probe: ${(outcome = now)}`);
+    };
     while (Date.now() < deadline) {
       // A build error (e.g. a half-edited source file) leaves wrangler waiting for a fix: give up at once.
       if (proc.exitCode !== null || log.slice(printedBefore).some((line) => line.includes('Build failed'))) break;
@@ -193,10 +198,12 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
           headers: { Authorization: `Bearer ${adminToken}` },
           signal: AbortSignal.timeout(2_000),
         });
+        heard(`answered ${res.status}`);
         await res.arrayBuffer();
         if (res.status === 200) return undefined;
-      } catch {
+      } catch (err) {
         // Not listening yet.
+        heard(`no answer (${err instanceof Error ? err.name : 'error'})`);
       }
       await sleep(150);
     }
@@ -213,12 +220,20 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
 
     async start() {
       // Once in a while (a few runs in ten with two files side by side on a busy machine) a wrangler dev
-      // never answers; what it printed is kept in the error, and one more start is tried.
-      for (let attempt = 1; ; attempt++) {
-        const failure = await launch();
-        if (failure === undefined) return;
-        if (attempt === 2) throw new Error(failure);
-        process.stderr.write(`[e2e] ${failure}\n[e2e] starting wrangler dev again\n`);
+      // never answers; what it printed is kept in the error, and one more start is tried. Each launch has
+      // its deadline; the watchdog is for a wait that has none (twice a file's set-up, and once a script
+      // starting a server here, waited with nothing saying where).
+      const steps = watchdog(`wrangler dev on ${baseUrl}`, 2 * (START_TIMEOUT_MS + STOP_TIMEOUT_MS) + 20_000, () => server);
+      try {
+        for (let attempt = 1; ; attempt++) {
+          steps.step(`launch ${attempt}`);
+          const failure = await launch(steps.step);
+          if (failure === undefined) return;
+          if (attempt === 2) throw new Error(failure);
+          process.stderr.write(`[e2e] ${failure}\n[e2e] starting wrangler dev again\n`);
+        }
+      } finally {
+        steps.done();
       }
     },
 
