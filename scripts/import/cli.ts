@@ -4,12 +4,11 @@ import { parseArgs } from 'node:util';
 import { formatOf } from './files';
 import { MAX_BODY_BYTES, MAX_RECORDS, MIN_BODY_BYTES, type PackLimits } from './pack';
 import type { Target } from './send';
-import { formatSize, parseSize } from './sizes';
+import { fmt, formatSize, parseSize } from './sizes';
 
 export const INGEST_PATH = '/api/v2/analytics/conversations/details/ingest';
 export const TOKEN_ENV = 'SWITCHBOARD_TOKEN';
 const MAX_CONCURRENCY = 16;
-const fmt = (n: number): string => n.toLocaleString('en-US');
 
 export const USAGE = `Usage: npm run import -- --url URL [--token T] [options] <file|dir>…
 

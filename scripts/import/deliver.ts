@@ -7,6 +7,7 @@
 import type { Entry } from './pack';
 import { bodyBytes, bodyOf } from './pack';
 import type { Outcome, RecordError } from './send';
+import { fmt } from './sizes';
 import type { Tally } from './tally';
 
 /** `conversations[7].participants[0]…`: the index is the record's place in the request sent. */
@@ -67,7 +68,7 @@ function halfway(entries: readonly Entry[]): number {
 async function split(entries: Entry[], message: string, post: (body: string) => Promise<Outcome>, tally: Tally): Promise<void> {
   if (entries.length === 1) {
     const entry = entries[0]!;
-    const alone = `is ${entry.bytes.toLocaleString('en-US')} bytes, more than the server takes in a request (it answered ${message}): not stored`;
+    const alone = `is ${fmt(entry.bytes)} bytes, more than the server takes in a request (it answered ${message}): not stored`;
     tally.refuse({ origin: entry.origin, conversationId: entry.conversationId, message: alone }, { record: entry.text });
     return;
   }

@@ -1,7 +1,6 @@
 /** Progress on stderr while an import runs: a line redrawn in place on a terminal, a line every few seconds otherwise. */
+import { fmt } from './sizes';
 import type { Tally } from './tally';
-
-const fmt = (n: number): string => n.toLocaleString('en-US');
 
 export class Progress {
   private readonly tty = process.stderr.isTTY === true;

@@ -7,9 +7,8 @@ import { type Entry, MAX_BODY_BYTES, Packer, bodyBytes, fitsAlone, toEntry } fro
 import { readRecords } from './read-records';
 import { RefusedFile } from './refused-file';
 import { FatalAnswer, postIngest, type Target } from './send';
+import { fmt } from './sizes';
 import type { Tally } from './tally';
-
-const fmt = (n: number): string => n.toLocaleString('en-US');
 
 /**
  * The refused file, emptied or created before anything is read. It must not be one of the files read: it

@@ -1,4 +1,7 @@
-/** Byte sizes as `--max-request-bytes` takes them and as messages show them: 1024-based K and M. */
+/** Numbers as the importer's messages show them, and byte sizes as `--max-request-bytes` takes them (1024-based K and M). */
+
+/** A count with thousands separators: `12,500`. */
+export const fmt = (n: number): string => n.toLocaleString('en-US');
 
 const UNITS: Record<string, number> = { '': 1, k: 1024, kib: 1024, m: 1024 * 1024, mib: 1024 * 1024 };
 
@@ -13,7 +16,7 @@ export function parseSize(text: string): number | undefined {
 export function formatSize(bytes: number): string {
   if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / 1024 / 1024} MiB`;
   if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
-  return `${bytes.toLocaleString('en-US')} bytes`;
+  return `${fmt(bytes)} bytes`;
 }
 
 /** A value for `--max-request-bytes` no larger than `bytes`: rounded down to whole KiB, as a user would type it. */

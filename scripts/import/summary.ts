@@ -1,10 +1,9 @@
 /** The summary printed when an import ends (stdout): its figures, then what was left out and why. */
 import { formatOrigin } from './origin';
 import type { Entry, PackLimits } from './pack';
-import { sizeArgument } from './sizes';
+import { fmt, sizeArgument } from './sizes';
 import type { Tally } from './tally';
 
-const fmt = (n: number): string => n.toLocaleString('en-US');
 const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(2)} MiB`;
 const plural = (n: number, one: string, many = `${one}s`): string => `${fmt(n)} ${n === 1 ? one : many}`;
 
