@@ -45,67 +45,24 @@ function workerDependencies(): string[] {
 const PREBUNDLED = { ssr: { enabled: true, include: workerDependencies() } };
 
 /**
- * Test files that share one runtime (vitest's `isolate: false`): a runtime per file costs ~2.5 s of
- * setup (workerd started, the Worker loaded), more than most of these files' tests take. Each starts from
- * emptied tables. A file belongs here only if it passes alone and after the others: it creates few Durable
- * Objects and leaves no isolate-wide state (rate-limit leases, the query gate, webhook cache) that a later
- * file would trip over, and leaves the schema as the migrations made it (the migration tests drop and re-add
- * columns: a later file would see them in another order). Files that post into rooms in bulk ran several
- * times slower in a shared runtime (rooms piling up), so they keep a runtime each.
+ * The workerd files that keep a runtime each: they change the schema (drop tables, apply migrations to an
+ * older layout), which a later file in a shared runtime would inherit. Every other workerd file runs in
+ * one runtime per vitest worker, one file after another (`isolate: false`), each starting from emptied
+ * tables (test/setup/apply-migrations.ts): a runtime per file cost ~2.5 s of setup (workerd started,
+ * the Worker loaded), more than most files' tests take.
+ *
+ * That sharing needs scripts/patch-deps.mjs (npm's postinstall): without it, vitest-pool-workers stacks
+ * one Proxy per Durable Object instance or request on the class's prototype, and files late in a shared
+ * runtime ran up to 60× slower (the whole workerd part took ~10 min instead of ~1.5).
  */
-const SHARED_RUNTIME_TESTS = [
-  'test/analytics/agg-user-packed.test.ts',
-  'test/analytics/catalogue.test.ts',
-  'test/analytics/cube-incomplete.test.ts',
-  'test/analytics/genesys-by-hand.test.ts',
-  'test/analytics/ingest-rollup-rows.test.ts',
-  'test/analytics/ingest-storage.test.ts',
-  'test/analytics/ingest.test.ts',
-  'test/analytics/job-units.test.ts',
-  'test/analytics/observation-codec.test.ts',
-  'test/analytics/property-predicates.test.ts',
-  'test/analytics/query-huge-dictionary.test.ts',
-  'test/analytics/query-language.test.ts',
-  'test/analytics/query-read-path.test.ts',
-  'test/analytics/query-rules.test.ts',
-  'test/analytics/query-validation.test.ts',
-  'test/analytics/query/interval.test.ts',
-  'test/analytics/query/json-bytes.test.ts',
-  'test/analytics/record-fast.test.ts',
-  'test/analytics/rollup-bound.test.ts',
-  'test/analytics/service-level.test.ts',
-  'test/analytics/span-index.test.ts',
-  'test/admin-page/admin-page.test.ts',
-  'test/chat/history-search.test.ts',
-  'test/chat/integrations/bitbucket.test.ts',
-  'test/chat/integrations/github.test.ts',
-  'test/chat/integrations/jenkins.test.ts',
-  'test/chat/integrations/jira.test.ts',
-  'test/chat/integrations/limits.test.ts',
-  'test/chat/integrations/native-manifest.test.ts',
-  'test/chat/integrations/salesforce.test.ts',
-  'test/chat/integrations/signature.test.ts',
-  'test/chat/integrations/text.test.ts',
-  'test/chat/integrations/xml.test.ts',
-  'test/chat/markdown-features.test.ts',
-  'test/chat/markdown.test.ts',
-  'test/chat/page.test.ts',
-  'test/chat/protocol.test.ts',
-  'test/chat/rate-limit.test.ts',
-  'test/chat/revocation.test.ts',
-  'test/chat/rooms.test.ts',
-  'test/chat/routing.test.ts',
-  'test/hostile/findings.test.ts',
-  'test/hostile/secrets-and-ids.test.ts',
-  'test/hostile/unicode.test.ts',
-  'test/http/cors.test.ts',
-  'test/http/errors.test.ts',
-  'test/http/last-used.test.ts',
-  'test/oauth/rooms.test.ts',
-  'test/simulator/simulator.test.ts',
-  'test/support/reference-aggregator.test.ts',
-  'test/tokens/tokens.test.ts',
-];
+const RUNTIME_PER_FILE_TESTS = ['test/chat/migration-0010.test.ts', 'test/chat/migration-0013.test.ts', 'test/http/unmigrated.test.ts'];
+
+/** Refuses to run the shared runtime without the fix it needs (see RUNTIME_PER_FILE_TESTS). */
+function assertPoolPatched(): void {
+  const file = path.join(import.meta.dirname, 'node_modules/@cloudflare/vitest-pool-workers/dist/worker/lib/cloudflare/test-internal.mjs');
+  if (!readFileSync(file, 'utf8').includes('switchboard scripts/patch-deps.mjs'))
+    throw new Error('vitest-pool-workers is not patched: run `node scripts/patch-deps.mjs` (npm install runs it as postinstall)');
+}
 
 /** Replay knobs reach workerd as import.meta.env (FUZZ_SEED, FUZZ_PATH, FUZZ_SCALE, DIFF_SEED). */
 const REPLAY_KNOBS = ['VITE_', 'FUZZ_', 'DIFF_'];
@@ -127,6 +84,7 @@ const WORKERD_TEST = {
 };
 
 export default defineConfig(async () => {
+  assertPoolPatched();
   const migrations = await readD1Migrations(path.join(import.meta.dirname, 'migrations'));
   // IMAGE_PROXY_KEY empty whatever .dev.vars holds: images render as links here; test/chat/image-proxy.test.ts passes a key.
   const bindings = { TEST_MIGRATIONS: migrations, ADMIN_TOKEN: 'test-admin-token', AGGREGATE_JOB_UNIT_CELLS: '60', IMAGE_PROXY_KEY: '' };
@@ -156,28 +114,27 @@ export default defineConfig(async () => {
       reporters: ['default', './test/support/retried-reporter.ts'],
       projects: [
         {
-          // Inside workerd (real D1, Durable Objects and WebSockets), through the Worker's own fetch.
+          // Inside workerd (real D1, Durable Objects and WebSockets), through the Worker's own fetch: one
+          // runtime per vitest worker runs its files one after another, each from emptied tables.
           plugins: [workerd()],
           envPrefix: REPLAY_KNOBS,
           test: {
             name: 'workers',
             ...WORKERD_TEST,
             include: ['test/**/*.test.ts'],
-            exclude: [...configDefaults.exclude, 'test/e2e/**', PARTITION_TESTS, ...SHARED_RUNTIME_TESTS],
-            // Storage (D1, Durable Objects) is isolated per test file, so files run side by side.
+            exclude: [...configDefaults.exclude, 'test/e2e/**', PARTITION_TESTS, ...RUNTIME_PER_FILE_TESTS],
+            isolate: false,
             fileParallelism: true,
           },
         },
         {
-          // The files of SHARED_RUNTIME_TESTS: one runtime per vitest worker runs them one after another,
-          // each file starting from emptied tables (test/setup/apply-migrations.ts).
+          // RUNTIME_PER_FILE_TESTS: the same Worker and bindings, a runtime (and storage) of its own per file.
           plugins: [workerd()],
           envPrefix: REPLAY_KNOBS,
           test: {
-            name: 'units',
+            name: 'schema',
             ...WORKERD_TEST,
-            include: SHARED_RUNTIME_TESTS,
-            isolate: false,
+            include: RUNTIME_PER_FILE_TESTS,
             fileParallelism: true,
           },
         },

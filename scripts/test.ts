@@ -36,7 +36,7 @@ const parts: Part[] =
         {
           name: 'workerd',
           command: 'npx',
-          args: ['vitest', 'run', '--project', 'workers', '--project', 'units', '--project', 'partitions'],
+          args: ['vitest', 'run', '--project', 'workers', '--project', 'schema', '--project', 'partitions'],
           live: true,
           nice: 10,
         },
