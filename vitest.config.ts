@@ -49,11 +49,13 @@ const PREBUNDLED = { ssr: { enabled: true, include: workerDependencies() } };
  * older layout), which a later file in a shared runtime would inherit. Every other workerd file runs in
  * one runtime per vitest worker, one file after another (`isolate: false`), each starting from emptied
  * tables (test/setup/apply-migrations.ts): a runtime per file cost ~2.5 s of setup (workerd started,
- * the Worker loaded), more than most files' tests take.
+ * the Worker loaded), more than most files' tests take. So a file must leave no isolate-wide state that
+ * a later one would trip over (rate-limit leases, the query gate, the webhook cache, the schema); check
+ * a change with the files in random order: `npx vitest run --project workers --sequence.shuffle.files`.
  *
  * That sharing needs scripts/patch-deps.mjs (npm's postinstall): without it, vitest-pool-workers stacks
  * one Proxy per Durable Object instance or request on the class's prototype, and files late in a shared
- * runtime ran up to 60× slower (the whole workerd part took ~10 min instead of ~1.5).
+ * runtime ran up to 55× slower (the whole workerd part took ~10 min instead of ~1.5).
  */
 const RUNTIME_PER_FILE_TESTS = ['test/chat/migration-0010.test.ts', 'test/chat/migration-0013.test.ts', 'test/http/unmigrated.test.ts'];
 

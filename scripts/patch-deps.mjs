@@ -6,7 +6,7 @@
  * prototype is a Proxy, but installs that Proxy inside the constructor: every construction wraps the
  * previous wrapper (cloudflare/workers-sdk#15092). After N Durable Object instances or requests to
  * SELF, every property read runs N nested traps. In a runtime that runs many test files one after
- * another (vitest.config.ts) this made later files up to 60× slower: a CPU profile of the runtime
+ * another (vitest.config.ts) this made later files up to 55× slower: a CPU profile of the runtime
  * spent 19.7 of 20 s in that trap. Fixed upstream by installing the Proxy once (workers-sdk#15106),
  * in releases that need wrangler ≥ 4.87, which refuses Node 20. Applied here the same way.
  *
