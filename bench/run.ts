@@ -41,7 +41,7 @@ const USAGE = `Usage: npm run bench -- [options]
   --store memory|disk     where local D1 and Durable Object files live (default memory: a tmpfs directory,
                           /dev/shm/switchboard-bench; disk: bench/data). wrangler dev syncs each commit
                           to disk on the thread that runs the Worker (README, "Benchmarks")
-  --out FILE              results file (default bench/results.json)
+  --out FILE              results file (default bench/results.json for a full run of every scenario, else bench/data/results-quick.json or results-partial.json)
   --keep-snapshot         measure the Worker bundle of the previous run (bench/data/build) instead of bundling src/ now
   -h, --help              this text
 `;
@@ -212,7 +212,11 @@ async function main(): Promise<number> {
   detail.loadAverageAtEnd = os.loadavg();
   detail.failures = failures;
   detail.seconds = (Date.now() - started) / 1000;
-  const out = values.out ?? path.join(ROOT, 'bench', 'results.json');
+  // bench/results.json holds the latest full run of every scenario (the README's table): a quick or partial
+  // run writes its rows beside its details instead, so it cannot replace that file's rows with fewer.
+  const whole = !quick && values.only === undefined;
+  const out =
+    values.out ?? (whole ? path.join(ROOT, 'bench', 'results.json') : path.join(DATA_DIR, `results-${quick ? 'quick' : 'partial'}.json`));
   const rows = results.rows.map(({ scenario, metric, value, unit, peer, peerValue, ratio }) => ({
     scenario,
     metric,
